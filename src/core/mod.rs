@@ -1,0 +1,19 @@
+//! The core: everything that touches processes, in plain Rust with no napi, tested by `cargo test`
+//! against real processes. The binding (`src/binding/`) only converts.
+
+pub mod command;
+pub mod cursor;
+pub mod decoder;
+pub mod error;
+pub mod group;
+pub mod output_log;
+pub mod pipe;
+pub mod process;
+pub mod readiness;
+pub mod reaper;
+pub mod registry;
+pub mod retained;
+pub mod watchdog;
+
+#[cfg(test)]
+mod tests;

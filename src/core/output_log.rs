@@ -1,0 +1,274 @@
+//! The output log: one append-only, sequenced list of events per process (stdout and stderr chunks
+//! as bytes, closed by one terminal event), bounded by bytes and by count, evicting whole events
+//! oldest first. It is the single store behind every byte view: `logs()`, `output()`, `reader`,
+//! `waitForLog()` and the listener pump. Readers hold only a sequence number, so a slow or vanished
+//! reader never holds memory or blocks the writer; one that fell behind learns it by `truncated`.
+
+use bytes::Bytes;
+use std::collections::VecDeque;
+
+/// The peer's bounds (1 MiB, 10,000 events per process).
+pub const DEFAULT_MAX_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_MAX_EVENTS: usize = 10_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+/// How a process ended, as seen on its root (the outcome of the group is the root's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExitInfo {
+    /// The exit code, or 128 + signal when the root died by a signal.
+    pub code: i32,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// A kill was requested through the manager before the root exited.
+    pub killed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventBody {
+    Output(Stream, Bytes),
+    Exited(ExitInfo),
+    Error { code: String, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEvent {
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    pub body: EventBody,
+}
+
+impl LogEvent {
+    fn weight(&self) -> usize {
+        match &self.body {
+            EventBody::Output(_, b) => b.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// What a read returns: events strictly after the position asked for, or a note that the position
+/// was evicted (then the events start at the oldest retained one).
+#[derive(Debug, Default)]
+pub struct LogRead {
+    pub truncated: bool,
+    pub events: Vec<LogEvent>,
+    /// The position to read after next time.
+    pub next: u64,
+}
+
+#[derive(Debug)]
+pub struct OutputLog {
+    events: VecDeque<LogEvent>,
+    next_seq: u64,
+    bytes: usize,
+    max_bytes: usize,
+    max_events: usize,
+    evicted: u64,
+    evicted_bytes: u64,
+    closed: bool,
+}
+
+impl Default for OutputLog {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_BYTES, DEFAULT_MAX_EVENTS)
+    }
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl OutputLog {
+    pub fn new(max_bytes: usize, max_events: usize) -> Self {
+        Self {
+            events: VecDeque::new(),
+            next_seq: 1,
+            bytes: 0,
+            max_bytes,
+            max_events: max_events.max(1),
+            evicted: 0,
+            evicted_bytes: 0,
+            closed: false,
+        }
+    }
+
+    /// Appends an event and returns its sequence number (1, 2, …). Nothing is appended after the
+    /// terminal event.
+    pub fn append(&mut self, body: EventBody) -> Option<u64> {
+        if self.closed {
+            return None;
+        }
+        if !matches!(body, EventBody::Output(..)) {
+            self.closed = true;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let ev = LogEvent {
+            seq,
+            at_ms: now_ms(),
+            body,
+        };
+        self.bytes += ev.weight();
+        self.events.push_back(ev);
+        self.evict();
+        Some(seq)
+    }
+
+    fn evict(&mut self) {
+        // The newest event always stays, so a terminal event is never lost.
+        while self.events.len() > 1
+            && (self.bytes > self.max_bytes || self.events.len() > self.max_events)
+        {
+            if let Some(old) = self.events.pop_front() {
+                self.bytes -= old.weight();
+                self.evicted += 1;
+                self.evicted_bytes += old.weight() as u64;
+            }
+        }
+    }
+
+    /// The sequence number of the newest event, 0 when empty.
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    pub fn first_retained_seq(&self) -> u64 {
+        self.events.front().map(|e| e.seq).unwrap_or(self.next_seq)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub fn evicted_any(&self) -> bool {
+        self.evicted > 0
+    }
+
+    pub fn evicted_bytes(&self) -> u64 {
+        self.evicted_bytes
+    }
+
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    pub fn max_events(&self) -> usize {
+        self.max_events
+    }
+
+    pub fn retained_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Events strictly after `after`, at most about `max_bytes` of output (always at least one
+    /// event when there is one). `after` must be ≤ `last_seq()` (cursors are validated before).
+    pub fn read_after(&self, after: u64, max_bytes: usize) -> LogRead {
+        let first = self.first_retained_seq();
+        let mut out = LogRead {
+            truncated: false,
+            events: Vec::new(),
+            next: after,
+        };
+        let mut from = after + 1;
+        if from < first {
+            out.truncated = true;
+            from = first;
+            out.next = first - 1;
+        }
+        let start = (from - first) as usize;
+        let mut taken = 0usize;
+        for ev in self.events.iter().skip(start) {
+            if !out.events.is_empty() && taken + ev.weight() > max_bytes {
+                break;
+            }
+            taken += ev.weight();
+            out.next = ev.seq;
+            out.events.push(ev.clone());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(s: &str) -> EventBody {
+        EventBody::Output(Stream::Stdout, Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    #[test]
+    fn sequence_numbers_start_at_one_and_reads_are_strictly_after() {
+        let mut log = OutputLog::default();
+        assert_eq!(log.append(out("a")), Some(1));
+        assert_eq!(log.append(out("b")), Some(2));
+        let r = log.read_after(1, usize::MAX);
+        assert_eq!(r.events.len(), 1);
+        assert_eq!(r.events[0].seq, 2);
+        assert_eq!(r.next, 2);
+        assert!(!r.truncated);
+    }
+
+    #[test]
+    fn evicts_whole_events_oldest_first_and_reports_truncation() {
+        let mut log = OutputLog::new(10, 100);
+        for _ in 0..5 {
+            log.append(out("abcd"));
+        }
+        assert_eq!(log.retained_bytes(), 8);
+        assert_eq!(log.first_retained_seq(), 4);
+        let r = log.read_after(0, usize::MAX);
+        assert!(r.truncated);
+        assert_eq!(r.events.first().map(|e| e.seq), Some(4));
+        let r = log.read_after(3, usize::MAX);
+        assert!(
+            !r.truncated,
+            "position 3 is just before the oldest retained event"
+        );
+    }
+
+    #[test]
+    fn count_bound_applies() {
+        let mut log = OutputLog::new(usize::MAX, 3);
+        for _ in 0..10 {
+            log.append(out("x"));
+        }
+        assert_eq!(log.first_retained_seq(), 8);
+    }
+
+    #[test]
+    fn nothing_after_terminal_event() {
+        let mut log = OutputLog::default();
+        log.append(out("x"));
+        assert!(log.append(EventBody::Exited(ExitInfo::default())).is_some());
+        assert!(log.append(out("late")).is_none());
+        assert!(log.is_closed());
+    }
+
+    #[test]
+    fn terminal_event_survives_a_tiny_bound() {
+        let mut log = OutputLog::new(0, 1);
+        log.append(out("abc"));
+        log.append(EventBody::Exited(ExitInfo::default()));
+        let r = log.read_after(0, usize::MAX);
+        assert!(matches!(r.events[0].body, EventBody::Exited(_)));
+    }
+}

@@ -1,0 +1,98 @@
+//! Non-blocking pipe ends driven by tokio's reactor, read and written with plain `read`/`write`
+//! syscalls into caller-owned buffers (tokio's `ChildStdout` costs about 2.5× the CPU per byte of
+//! a plain reader, measured; the child and the reader share two cores).
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use tokio::io::unix::AsyncFd;
+
+pub struct AsyncPipe {
+    fd: AsyncFd<OwnedFd>,
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(raw, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// A larger pipe means fewer wake-ups per megabyte for a fast producer. Best effort.
+#[cfg(target_os = "linux")]
+fn grow(fd: &OwnedFd) {
+    // SAFETY: fcntl on a descriptor we own; failure is harmless.
+    unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1024 * 1024) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn grow(_fd: &OwnedFd) {}
+
+impl AsyncPipe {
+    pub fn new(fd: OwnedFd) -> io::Result<Self> {
+        set_nonblocking(&fd)?;
+        grow(&fd);
+        // SAFETY: we own `fd` and it stays open as long as the registration (both live in `Self`).
+        let fd = unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)?;
+        Ok(Self { fd })
+    }
+
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let mut guard = self.fd.readable().await?;
+            match guard.try_io(|inner| raw_read(inner.get_ref(), buf)) {
+                Ok(r) => return r,
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    /// One read without waiting: `WouldBlock` when nothing is buffered.
+    pub fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        raw_read(self.fd.get_ref(), buf)
+    }
+
+    pub async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let mut guard = self.fd.writable().await?;
+            match guard.try_io(|inner| raw_write(inner.get_ref(), data)) {
+                Ok(Ok(n)) => data = &data[n..],
+                Ok(Err(e)) => return Err(e),
+                Err(_would_block) => continue,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn raw_read(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: buf is valid for buf.len() bytes.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+fn raw_write(fd: &OwnedFd, data: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: data is valid for data.len() bytes.
+        let n = unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! One supervised child: spawned as the leader of a new process group, owned by one tokio task
+//! that waits for the root, runs the timeout (SIGTERM to the group, SIGKILL after a grace period)
+//! and decides when the process is over. Two readers move the pipes into the output log.
+//!
+//! Two ends, because the two faces ask different questions:
+//! - *finished* (Mastra): the root exited and both pipes were drained. Pipes held by a grandchild
+//!   no longer count once the group is empty, so a detached grandchild cannot hang `wait()`.
+//! - *done* (seed 002): finished, and no live process is left in the group. The terminal log event
+//!   is written then, after all output.
+//!
+//! Handles share an `Arc<Process>`; state is published through `watch` channels, so any number of
+//! waiters can wait and no lock is held across an `.await`.
+
+use crate::core::command::{os_env, Limits, SpawnSpec, StdinMode};
+use crate::core::decoder::Utf8Decoder;
+use crate::core::error::{CoreError, CoreResult};
+use crate::core::group::ProcessGroup;
+use crate::core::output_log::{now_ms, EventBody, ExitInfo, LogRead, OutputLog, Stream};
+use crate::core::retained::RetainedText;
+use crate::core::{pipe, registry, watchdog};
+use bytes::Bytes;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch, Notify};
+use tokio::time::Instant;
+
+/// The lifecycle, published to every waiter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    pub root_exit: Option<ExitInfo>,
+    pub outputs_done: bool,
+    pub group_empty: bool,
+    pub ended_at_ms: Option<u64>,
+}
+
+impl State {
+    /// Mastra's "exited": the root exited and its output is all in.
+    pub fn finished(&self) -> bool {
+        self.root_exit.is_some() && self.outputs_done
+    }
+    /// Seed 002's end: finished and the group is empty; the terminal event is in the log.
+    pub fn done(&self) -> bool {
+        self.finished() && self.group_empty && self.ended_at_ms.is_some()
+    }
+}
+
+struct Texts {
+    log: OutputLog,
+    retained: [RetainedText; 2],
+    decoders: [Utf8Decoder; 2],
+    /// Cumulative output bytes appended, for the listener pump's backpressure.
+    appended_bytes: u64,
+}
+
+/// The JS listener pump: told (once per batch) that new events exist; the producer waits when the
+/// pump lags by half the log, so listeners lose nothing while memory stays bounded.
+struct Pump {
+    wake: Box<dyn Fn() + Send + Sync>,
+    scheduled: AtomicBool,
+}
+
+enum StdinOp {
+    Write(Bytes, oneshot::Sender<CoreResult<()>>),
+    Close(oneshot::Sender<CoreResult<()>>),
+}
+
+pub struct Process {
+    pub id: String,
+    pub pid: u32,
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub started_at_ms: u64,
+    pub owner: u64,
+    pub stdin_mode: StdinMode,
+    group: ProcessGroup,
+    texts: Mutex<Texts>,
+    log_seq: watch::Sender<u64>,
+    state: watch::Sender<State>,
+    stdin: Mutex<Option<mpsc::UnboundedSender<StdinOp>>>,
+    stdin_closed: AtomicBool,
+    kill_requested: AtomicBool,
+    drain: watch::Sender<bool>,
+    pump: Mutex<Option<Arc<Pump>>>,
+    pump_consumed_bytes: AtomicU64,
+    pump_consumed_seq: AtomicU64,
+    pump_progress: Notify,
+}
+
+fn stream_index(s: Stream) -> usize {
+    match s {
+        Stream::Stdout => 0,
+        Stream::Stderr => 1,
+    }
+}
+
+impl std::fmt::Debug for Process {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Process")
+            .field("id", &self.id)
+            .field("pid", &self.pid)
+            .finish()
+    }
+}
+
+/// Spawns `spec` and starts its supervisor. Must be called inside a tokio runtime.
+pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>> {
+    spec.validate()?;
+    let program = spec.resolve_program()?;
+    let mut cmd = std::process::Command::new(&program);
+    cmd.arg0(&spec.argv[0])
+        .args(&spec.argv[1..])
+        .env_clear()
+        .envs(os_env(&spec.env))
+        .current_dir(&spec.cwd)
+        .process_group(0)
+        .stdin(match spec.stdin {
+            StdinMode::Pipe => Stdio::piped(),
+            StdinMode::Ignore => Stdio::null(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&spec, &program, e))?;
+    let pid = child.id();
+    watchdog::register(pid as i32);
+    apply_limits(pid, &spec.limits);
+
+    let stdout: OwnedFd = child.stdout.take().expect("stdout is piped").into();
+    let stderr: OwnedFd = child.stderr.take().expect("stderr is piped").into();
+    let stdin: Option<OwnedFd> = child.stdin.take().map(Into::into);
+
+    let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
+    let proc = Arc::new(Process {
+        id,
+        pid,
+        argv: spec.argv.clone(),
+        cwd: spec.cwd.clone(),
+        started_at_ms: now_ms(),
+        owner,
+        stdin_mode: spec.stdin,
+        group: ProcessGroup::new(pid as i32),
+        texts: Mutex::new(Texts {
+            log: OutputLog::new(spec.log_max_bytes, spec.log_max_events),
+            retained: [
+                RetainedText::new(spec.retain_bytes),
+                RetainedText::new(spec.retain_bytes),
+            ],
+            decoders: [Utf8Decoder::new(), Utf8Decoder::new()],
+            appended_bytes: 0,
+        }),
+        log_seq: watch::channel(0).0,
+        state: watch::channel(State::default()).0,
+        stdin: Mutex::new(stdin.as_ref().map(|_| stdin_tx)),
+        stdin_closed: AtomicBool::new(false),
+        kill_requested: AtomicBool::new(false),
+        drain: watch::channel(false).0,
+        pump: Mutex::new(None),
+        pump_consumed_bytes: AtomicU64::new(0),
+        pump_consumed_seq: AtomicU64::new(0),
+        pump_progress: Notify::new(),
+    });
+    registry::insert(&proc);
+
+    let done_count = Arc::new(AtomicU64::new(0));
+    for (fd, stream) in [(stdout, Stream::Stdout), (stderr, Stream::Stderr)] {
+        let p = proc.clone();
+        let done_count = done_count.clone();
+        tokio::spawn(async move {
+            p.read_stream(fd, stream).await;
+            if done_count.fetch_add(1, Ordering::AcqRel) == 1 {
+                p.state.send_modify(|s| s.outputs_done = true);
+            }
+        });
+    }
+    if let Some(fd) = stdin {
+        tokio::spawn(stdin_writer(pid, fd, stdin_rx));
+    }
+    let p = proc.clone();
+    let timeout = spec.timeout_ms.map(Duration::from_millis);
+    let grace = Duration::from_millis(spec.grace_ms);
+    tokio::spawn(async move { p.supervise(child, timeout, grace).await });
+    Ok(proc)
+}
+
+fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -> CoreError {
+    let errno = e.raw_os_error();
+    let code = match errno {
+        Some(libc::ENOENT) => "ENOENT",
+        Some(libc::EACCES) => "EACCES",
+        Some(libc::EAGAIN) => "EAGAIN",
+        Some(libc::EMFILE) => "EMFILE",
+        Some(libc::ENFILE) => "ENFILE",
+        Some(libc::ENOMEM) => "ENOMEM",
+        Some(libc::ENOEXEC) => "ENOEXEC",
+        _ => "EUNKNOWN",
+    };
+    if errno == Some(libc::ENOENT) && crate::core::command::validate_cwd(&spec.cwd).is_err() {
+        return CoreError::InvalidCwd {
+            path: spec.cwd.display().to_string(),
+            reason: format!(
+                "ENOENT: no such file or directory, cwd {}",
+                spec.cwd.display()
+            ),
+        };
+    }
+    CoreError::SpawnFailed {
+        program: program.display().to_string(),
+        reason: format!("{code}: {e}"),
+        errno,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn apply_limits(pid: u32, limits: &Limits) {
+    let set = |resource: libc::__rlimit_resource_t, v: Option<u64>| {
+        if let Some(v) = v {
+            let lim = libc::rlimit64 {
+                rlim_cur: v,
+                rlim_max: v,
+            };
+            // SAFETY: plain syscall on a pid we just spawned and have not reaped.
+            unsafe { libc::prlimit64(pid as i32, resource, &lim, std::ptr::null_mut()) };
+        }
+    };
+    set(libc::RLIMIT_AS, limits.address_space);
+    set(libc::RLIMIT_CPU, limits.cpu_seconds);
+    set(libc::RLIMIT_NOFILE, limits.open_files);
+    set(libc::RLIMIT_FSIZE, limits.file_size);
+    set(libc::RLIMIT_NPROC, limits.processes);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn apply_limits(_pid: u32, limits: &Limits) {
+    // macOS has no prlimit for another process; limits are a Linux feature (documented).
+    let _ = limits;
+}
+
+fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitInfo {
+            code,
+            ..Default::default()
+        },
+        (None, Some(sig)) => ExitInfo {
+            code: 128 + sig,
+            signal: Some(sig),
+            ..Default::default()
+        },
+        _ => ExitInfo {
+            code: 1,
+            ..Default::default()
+        },
+    }
+}
+
+impl Process {
+    fn texts(&self) -> MutexGuard<'_, Texts> {
+        self.texts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn state(&self) -> State {
+        self.state.borrow().clone()
+    }
+
+    pub fn subscribe_state(&self) -> watch::Receiver<State> {
+        self.state.subscribe()
+    }
+
+    pub fn group(&self) -> ProcessGroup {
+        self.group
+    }
+
+    async fn supervise(
+        self: Arc<Self>,
+        child: std::process::Child,
+        timeout: Option<Duration>,
+        grace: Duration,
+    ) {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut timed_out = false;
+        let mut kill_at: Option<Instant> = None;
+        let far = || Instant::now() + Duration::from_secs(86400 * 365);
+
+        let exit = crate::core::reaper::wait(child);
+        tokio::pin!(exit);
+        let status = loop {
+            tokio::select! {
+                st = &mut exit => break st,
+                _ = tokio::time::sleep_until(deadline.unwrap_or_else(far)), if deadline.is_some() && !timed_out => {
+                    timed_out = true;
+                    self.group.signal(libc::SIGTERM);
+                    kill_at = Some(Instant::now() + grace);
+                }
+                _ = tokio::time::sleep_until(kill_at.unwrap_or_else(far)), if kill_at.is_some() => {
+                    self.group.signal(libc::SIGKILL);
+                    kill_at = None;
+                }
+            }
+        };
+        let mut info = match status {
+            Ok(st) => exit_info(st),
+            Err(_) => ExitInfo {
+                code: 1,
+                ..Default::default()
+            },
+        };
+        info.timed_out = timed_out;
+        info.killed = self.kill_requested.load(Ordering::Acquire);
+        self.state.send_modify(|s| s.root_exit = Some(info));
+
+        // Phase 2: wait for the output to drain and the group to empty.
+        let mut state_rx = self.state.subscribe();
+        let mut backoff = Duration::from_millis(2);
+        let mut group_empty = false;
+        loop {
+            if !group_empty && self.group.is_empty() {
+                group_empty = true;
+                self.state.send_modify(|s| s.group_empty = true);
+                // Whatever still holds the pipes is not in the group: take what is buffered, stop.
+                self.drain.send_replace(true);
+            }
+            if group_empty && state_rx.borrow_and_update().outputs_done {
+                break;
+            }
+            tokio::select! {
+                _ = state_rx.changed() => {}
+                _ = tokio::time::sleep(backoff), if !group_empty => {
+                    backoff = (backoff * 2).min(Duration::from_millis(100));
+                }
+                _ = tokio::time::sleep_until(kill_at.unwrap_or_else(far)), if kill_at.is_some() => {
+                    self.group.signal(libc::SIGKILL);
+                    kill_at = None;
+                }
+            }
+        }
+        self.append(EventBody::Exited(info));
+        watchdog::unregister(self.pid as i32);
+        self.state.send_modify(|s| s.ended_at_ms = Some(now_ms()));
+        registry::remove(&self);
+    }
+
+    async fn read_stream(self: &Arc<Self>, fd: OwnedFd, stream: Stream) {
+        let Ok(mut reader) = pipe::AsyncPipe::new(fd) else {
+            return;
+        };
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut drain = self.drain.subscribe();
+        loop {
+            let r = tokio::select! {
+                r = reader.read(&mut buf) => Some(r),
+                _ = async { let _ = drain.wait_for(|d| *d).await; } => None,
+            };
+            match r {
+                Some(Ok(0)) | Some(Err(_)) => break,
+                Some(Ok(n)) => {
+                    self.push_output(stream, &buf[..n]);
+                    self.pump_backpressure().await;
+                }
+                None => {
+                    // The group is gone; take what is buffered without waiting for writers outside it.
+                    while let Ok(n) = reader.read_now(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        self.push_output(stream, &buf[..n]);
+                    }
+                    break;
+                }
+            }
+        }
+        let mut t = self.texts();
+        let i = stream_index(stream);
+        let rest = t.decoders[i].finish();
+        if !rest.is_empty() {
+            t.retained[i].push(&rest);
+        }
+    }
+
+    fn push_output(&self, stream: Stream, data: &[u8]) {
+        let i = stream_index(stream);
+        let seq = {
+            let mut t = self.texts();
+            let Texts {
+                decoders, retained, ..
+            } = &mut *t;
+            let text = decoders[i].decode(data);
+            retained[i].push(&text);
+            t.appended_bytes += data.len() as u64;
+            t.log
+                .append(EventBody::Output(stream, Bytes::copy_from_slice(data)))
+        };
+        if let Some(seq) = seq {
+            self.log_seq.send_replace(seq);
+            self.wake_pump();
+        }
+    }
+
+    fn append(&self, body: EventBody) {
+        let seq = self.texts().log.append(body);
+        if let Some(seq) = seq {
+            self.log_seq.send_replace(seq);
+            self.wake_pump();
+        }
+    }
+
+    // ---- listener pump -------------------------------------------------------------------
+
+    /// Installs the pump wake-up. `wake` runs on a runtime thread and must only schedule work.
+    pub fn set_pump(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        *self.pump.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(Pump {
+            wake,
+            scheduled: AtomicBool::new(false),
+        }));
+        self.wake_pump();
+    }
+
+    pub fn clear_pump(&self) {
+        self.pump.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.pump_progress.notify_waiters();
+    }
+
+    fn wake_pump(&self) {
+        let pump = self.pump.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(p) = pump {
+            if !p.scheduled.swap(true, Ordering::AcqRel) {
+                (p.wake)();
+            }
+        }
+    }
+
+    /// Called by the pump: everything after the pump's position, and the pump's position advances.
+    pub fn pump_drain(&self) -> LogRead {
+        if let Some(p) = self.pump.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            p.scheduled.store(false, Ordering::Release);
+        }
+        let after = self.pump_consumed_seq.load(Ordering::Acquire);
+        let read = self.texts().log.read_after(after, usize::MAX);
+        let bytes: u64 = read
+            .events
+            .iter()
+            .map(|e| match &e.body {
+                EventBody::Output(_, b) => b.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        self.pump_consumed_seq.store(read.next, Ordering::Release);
+        self.pump_consumed_bytes.fetch_add(bytes, Ordering::AcqRel);
+        self.pump_progress.notify_waiters();
+        read
+    }
+
+    async fn pump_backpressure(&self) {
+        loop {
+            let notified = self.pump_progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self
+                .pump
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_none()
+            {
+                return;
+            }
+            let (lag_bytes, lag_events, max_bytes, max_events) = {
+                let t = self.texts();
+                (
+                    t.appended_bytes
+                        .saturating_sub(self.pump_consumed_bytes.load(Ordering::Acquire)),
+                    t.log
+                        .last_seq()
+                        .saturating_sub(self.pump_consumed_seq.load(Ordering::Acquire)),
+                    t.log.max_bytes(),
+                    t.log.max_events(),
+                )
+            };
+            if lag_bytes <= (max_bytes / 2) as u64 && lag_events <= (max_events / 2) as u64 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    // ---- views ---------------------------------------------------------------------------
+
+    pub fn retained_text(&self, stream: Stream) -> String {
+        self.texts().retained[stream_index(stream)].text()
+    }
+
+    pub fn retained_dropped(&self, stream: Stream) -> u64 {
+        self.texts().retained[stream_index(stream)].dropped_bytes()
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        *self.log_seq.borrow()
+    }
+
+    pub fn log_evicted_any(&self) -> bool {
+        self.texts().log.evicted_any()
+    }
+
+    /// Events after `after` (validated by the caller), waiting for at least one when `wait` is set
+    /// and the log is still open. Returns with no events when the log is closed and read through.
+    pub async fn read_log(&self, after: u64, max_bytes: usize, wait: bool) -> LogRead {
+        let mut rx = self.log_seq.subscribe();
+        loop {
+            {
+                let t = self.texts();
+                let read = t.log.read_after(after, max_bytes);
+                if !read.events.is_empty() || read.truncated || !wait || t.log.is_closed() {
+                    return read;
+                }
+            }
+            if rx.changed().await.is_err() {
+                return LogRead {
+                    next: after,
+                    ..Default::default()
+                };
+            }
+        }
+    }
+
+    pub fn read_log_now(&self, after: u64, max_bytes: usize) -> LogRead {
+        self.texts().log.read_after(after, max_bytes)
+    }
+
+    /// Notified on every new log event.
+    pub fn subscribe_log(&self) -> watch::Receiver<u64> {
+        self.log_seq.subscribe()
+    }
+
+    // ---- control -------------------------------------------------------------------------
+
+    /// Signals the whole group. `as_kill` marks the outcome `killed` when the root has not exited
+    /// yet. Returns false when there is nothing left to signal.
+    pub fn signal(&self, signal: i32, as_kill: bool) -> bool {
+        let st = self.state();
+        if st.group_empty {
+            return false;
+        }
+        if as_kill && st.root_exit.is_none() {
+            self.kill_requested.store(true, Ordering::Release);
+        }
+        self.group.signal(signal)
+    }
+
+    pub async fn wait_finished(&self) -> State {
+        let mut rx = self.state.subscribe();
+        let st = rx.wait_for(|s| s.finished()).await.map(|s| s.clone());
+        st.unwrap_or_else(|_| self.state())
+    }
+
+    pub async fn wait_done(&self) -> State {
+        let mut rx = self.state.subscribe();
+        let st = rx.wait_for(|s| s.done()).await.map(|s| s.clone());
+        st.unwrap_or_else(|_| self.state())
+    }
+
+    fn stdin_sender(&self) -> CoreResult<mpsc::UnboundedSender<StdinOp>> {
+        if self.stdin_mode == StdinMode::Ignore {
+            return Err(CoreError::StdinIgnored(self.pid));
+        }
+        if let Some(exit) = self.state().root_exit {
+            return Err(CoreError::AlreadyExited {
+                pid: self.pid,
+                code: exit.code,
+            });
+        }
+        let guard = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or(CoreError::StdinClosed(self.pid))
+    }
+
+    /// Writes to stdin; resolves once written. Ordered with other writes.
+    pub async fn write_stdin(&self, data: Bytes) -> CoreResult<()> {
+        let tx = self.stdin_sender()?;
+        let (reply, rx) = oneshot::channel();
+        tx.send(StdinOp::Write(data, reply))
+            .map_err(|_| CoreError::StdinClosed(self.pid))?;
+        rx.await.unwrap_or(Err(CoreError::StdinClosed(self.pid)))
+    }
+
+    /// Sends EOF once everything written before has been written. Idempotent.
+    pub async fn close_stdin(&self) -> CoreResult<()> {
+        if self.stdin_closed.load(Ordering::Acquire) && self.stdin_mode == StdinMode::Pipe {
+            return Ok(());
+        }
+        let tx = self.stdin_sender()?;
+        self.stdin_closed.store(true, Ordering::Release);
+        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let (reply, rx) = oneshot::channel();
+        if tx.send(StdinOp::Close(reply)).is_err() {
+            return Ok(());
+        }
+        rx.await.unwrap_or(Ok(()))
+    }
+}
+
+async fn stdin_writer(pid: u32, fd: OwnedFd, mut rx: mpsc::UnboundedReceiver<StdinOp>) {
+    let Ok(mut pipe) = pipe::AsyncPipe::new(fd) else {
+        return;
+    };
+    while let Some(op) = rx.recv().await {
+        match op {
+            StdinOp::Write(data, reply) => {
+                let r = pipe
+                    .write_all(&data)
+                    .await
+                    .map_err(|e| CoreError::StdinWrite {
+                        pid,
+                        reason: if e.raw_os_error() == Some(libc::EPIPE) {
+                            "the process closed its stdin or exited (EPIPE)".into()
+                        } else {
+                            e.to_string()
+                        },
+                    });
+                let _ = reply.send(r);
+            }
+            StdinOp::Close(reply) => {
+                drop(pipe);
+                let _ = reply.send(Ok(()));
+                // Writes queued after a close fail: their senders see the channel closed.
+                return;
+            }
+        }
+    }
+}
