@@ -72,11 +72,7 @@ impl SpawnSpec {
     }
 
     pub fn env_var(&self, name: &str) -> Option<&str> {
-        self.env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// The program to hand to the OS: argv[0] when it has a slash, else the first executable
@@ -88,16 +84,8 @@ impl SpawnSpec {
         }
         let path = self.env_var("PATH").unwrap_or(DEFAULT_PATH);
         for dir in path.split(':') {
-            let dir = if dir.is_empty() {
-                Path::new(".")
-            } else {
-                Path::new(dir)
-            };
-            let dir = if dir.is_relative() {
-                self.cwd.join(dir)
-            } else {
-                dir.to_path_buf()
-            };
+            let dir = if dir.is_empty() { Path::new(".") } else { Path::new(dir) };
+            let dir = if dir.is_relative() { self.cwd.join(dir) } else { dir.to_path_buf() };
             let candidate = dir.join(name);
             if is_executable_file(&candidate) {
                 return Ok(candidate);
@@ -124,14 +112,10 @@ pub fn validate_argv(argv: &[String]) -> CoreResult<()> {
         return Err(CoreError::InvalidCommand("the command is empty".into()));
     };
     if first.is_empty() {
-        return Err(CoreError::InvalidCommand(
-            "command[0] must be a non-empty string".into(),
-        ));
+        return Err(CoreError::InvalidCommand("command[0] must be a non-empty string".into()));
     }
     if let Some(i) = argv.iter().position(|a| a.contains('\0')) {
-        return Err(CoreError::InvalidCommand(format!(
-            "argument {i} contains a NUL byte"
-        )));
+        return Err(CoreError::InvalidCommand(format!("argument {i} contains a NUL byte")));
     }
     Ok(())
 }
@@ -139,47 +123,34 @@ pub fn validate_argv(argv: &[String]) -> CoreResult<()> {
 pub fn validate_env(env: &[(String, String)]) -> CoreResult<()> {
     for (k, v) in env {
         if k.is_empty() {
-            return Err(CoreError::InvalidEnv(
-                "an environment variable name is empty".into(),
-            ));
+            return Err(CoreError::InvalidEnv("an environment variable name is empty".into()));
         }
         if k.contains('=') {
-            return Err(CoreError::InvalidEnv(format!(
-                "the name {k:?} contains '='"
-            )));
+            return Err(CoreError::InvalidEnv(format!("the name {k:?} contains '='")));
         }
         if k.contains('\0') {
-            return Err(CoreError::InvalidEnv(format!(
-                "the name {k:?} contains a NUL byte"
-            )));
+            return Err(CoreError::InvalidEnv(format!("the name {k:?} contains a NUL byte")));
         }
         if v.contains('\0') {
-            return Err(CoreError::InvalidEnv(format!(
-                "the value of {k} contains a NUL byte"
-            )));
+            return Err(CoreError::InvalidEnv(format!("the value of {k} contains a NUL byte")));
         }
     }
     Ok(())
 }
 
 pub fn validate_cwd(cwd: &Path) -> CoreResult<()> {
-    let err = |reason: String| CoreError::InvalidCwd {
-        path: cwd.display().to_string(),
-        reason,
-    };
+    let err = |reason: String| CoreError::InvalidCwd { path: cwd.display().to_string(), reason };
     if cwd.as_os_str().as_bytes().contains(&0) {
         return Err(err("the path contains a NUL byte".into()));
     }
     match std::fs::metadata(cwd) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(err(format!(
-            "ENOENT: no such file or directory, cwd {}",
-            cwd.display()
-        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(err(format!("ENOENT: no such file or directory, cwd {}", cwd.display())))
+        }
         Err(e) => Err(err(e.to_string())),
         Ok(m) if !m.is_dir() => Err(err("ENOTDIR: not a directory".into())),
         Ok(_) => {
-            let c = std::ffi::CString::new(cwd.as_os_str().as_bytes())
-                .map_err(|e| err(e.to_string()))?;
+            let c = std::ffi::CString::new(cwd.as_os_str().as_bytes()).map_err(|e| err(e.to_string()))?;
             // SAFETY: `c` is a valid NUL-terminated path.
             if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
                 return Err(err("EACCES: the directory cannot be entered".into()));
@@ -190,9 +161,7 @@ pub fn validate_cwd(cwd: &Path) -> CoreResult<()> {
 }
 
 pub fn os_env(env: &[(String, String)]) -> Vec<(OsString, OsString)> {
-    env.iter()
-        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-        .collect()
+    env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
 }
 
 #[cfg(test)]
@@ -204,19 +173,13 @@ mod tests {
         assert!(validate_argv(&[]).is_err());
         assert!(validate_argv(&["".into()]).is_err());
         assert!(validate_argv(&["echo".into(), "a\0b".into()]).is_err());
-        assert!(
-            validate_argv(&["echo".into(), "".into()]).is_ok(),
-            "empty arguments are kept"
-        );
+        assert!(validate_argv(&["echo".into(), "".into()]).is_ok(), "empty arguments are kept");
     }
 
     #[test]
     fn refuses_bad_env_names_and_values() {
         let e = |k: &str, v: &str| validate_env(&[(k.into(), v.into())]);
-        assert_eq!(
-            e("", "x").unwrap_err().code(),
-            "INVALID_PROCESS_ENVIRONMENT"
-        );
+        assert_eq!(e("", "x").unwrap_err().code(), "INVALID_PROCESS_ENVIRONMENT");
         assert!(e("A=B", "x").is_err());
         assert!(e("A", "x\0").is_err());
         assert!(e("A", "").is_ok());
@@ -224,14 +187,8 @@ mod tests {
 
     #[test]
     fn cwd_must_be_an_existing_directory() {
-        assert!(validate_cwd(Path::new("/definitely/not/here"))
-            .unwrap_err()
-            .to_string()
-            .contains("ENOENT"));
-        assert!(validate_cwd(Path::new("/bin/sh"))
-            .unwrap_err()
-            .to_string()
-            .contains("ENOTDIR"));
+        assert!(validate_cwd(Path::new("/definitely/not/here")).unwrap_err().to_string().contains("ENOENT"));
+        assert!(validate_cwd(Path::new("/bin/sh")).unwrap_err().to_string().contains("ENOTDIR"));
         assert!(validate_cwd(Path::new("/tmp")).is_ok());
     }
 
@@ -241,9 +198,6 @@ mod tests {
         s.env = vec![("PATH".into(), "/nonexistent:/bin".into())];
         assert_eq!(s.resolve_program().unwrap(), PathBuf::from("/bin/sh"));
         s.env = vec![("PATH".into(), "/nonexistent".into())];
-        assert_eq!(
-            s.resolve_program().unwrap_err().code(),
-            "PROCESS_SPAWN_FAILED"
-        );
+        assert_eq!(s.resolve_program().unwrap_err().code(), "PROCESS_SPAWN_FAILED");
     }
 }

@@ -18,23 +18,16 @@ fn checksum(process_id: &str, seq: u64) -> u32 {
 }
 
 pub fn encode(process_id: &str, seq: u64) -> String {
-    format!(
-        "{PREFIX}.{process_id}.{seq:x}.{:08x}",
-        checksum(process_id, seq)
-    )
+    format!("{PREFIX}.{process_id}.{seq:x}.{:08x}", checksum(process_id, seq))
 }
 
 /// Parses `cursor` for `process_id`, whose newest sequence number is `last_seq`.
 pub fn decode(cursor: &str, process_id: &str, last_seq: u64) -> CoreResult<u64> {
     let bad = |why: &str| CoreError::InvalidCursor(format!("{why}: {}", shorten(cursor)));
     let mut parts = cursor.split('.');
-    let (Some(prefix), Some(id), Some(seq), Some(sum), None) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
+    let (Some(prefix), Some(id), Some(seq), Some(sum), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return Err(bad("malformed cursor"));
     };
     if prefix != PREFIX {
@@ -79,20 +72,9 @@ mod tests {
     #[test]
     fn refuses_other_process_future_and_malformed() {
         let c = encode("p7", 3);
-        assert!(
-            matches!(decode(&c, "p8", 10), Err(CoreError::InvalidCursor(m)) if m.contains("another process"))
-        );
-        assert!(
-            matches!(decode(&c, "p7", 2), Err(CoreError::InvalidCursor(m)) if m.contains("future"))
-        );
-        for bad in [
-            "",
-            "x",
-            "pvc1.p7.3",
-            "pvc1.p7.3.00000000",
-            "pvc1.p7.zz.00000000",
-            &c[..c.len() - 1],
-        ] {
+        assert!(matches!(decode(&c, "p8", 10), Err(CoreError::InvalidCursor(m)) if m.contains("another process")));
+        assert!(matches!(decode(&c, "p7", 2), Err(CoreError::InvalidCursor(m)) if m.contains("future")));
+        for bad in ["", "x", "pvc1.p7.3", "pvc1.p7.3.00000000", "pvc1.p7.zz.00000000", &c[..c.len() - 1]] {
             assert!(decode(bad, "p7", 10).is_err(), "{bad:?} accepted");
         }
     }

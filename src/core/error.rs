@@ -12,11 +12,7 @@ pub enum CoreError {
     #[error("invalid environment: {0}")]
     InvalidEnv(String),
     #[error("failed to spawn {program:?}: {reason}")]
-    SpawnFailed {
-        program: String,
-        reason: String,
-        errno: Option<i32>,
-    },
+    SpawnFailed { program: String, reason: String, errno: Option<i32> },
     #[error("invalid signal {0}: signals are integers from 1 to 64")]
     InvalidSignal(i64),
     #[error("invalid option {name}: {reason}")]
@@ -58,10 +54,7 @@ impl CoreError {
     }
 
     pub fn invalid_option(name: &str, reason: impl Into<String>) -> Self {
-        CoreError::InvalidOption {
-            name: name.to_string(),
-            reason: reason.into(),
-        }
+        CoreError::InvalidOption { name: name.to_string(), reason: reason.into() }
     }
 }
 

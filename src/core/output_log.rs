@@ -90,10 +90,7 @@ impl Default for OutputLog {
 }
 
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 impl OutputLog {
@@ -121,11 +118,7 @@ impl OutputLog {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        let ev = LogEvent {
-            seq,
-            at_ms: now_ms(),
-            body,
-        };
+        let ev = LogEvent { seq, at_ms: now_ms(), body };
         self.bytes += ev.weight();
         self.events.push_back(ev);
         self.evict();
@@ -134,9 +127,7 @@ impl OutputLog {
 
     fn evict(&mut self) {
         // The newest event always stays, so a terminal event is never lost.
-        while self.events.len() > 1
-            && (self.bytes > self.max_bytes || self.events.len() > self.max_events)
-        {
+        while self.events.len() > 1 && (self.bytes > self.max_bytes || self.events.len() > self.max_events) {
             if let Some(old) = self.events.pop_front() {
                 self.bytes -= old.weight();
                 self.evicted += 1;
@@ -182,11 +173,7 @@ impl OutputLog {
     /// event when there is one). `after` must be ≤ `last_seq()` (cursors are validated before).
     pub fn read_after(&self, after: u64, max_bytes: usize) -> LogRead {
         let first = self.first_retained_seq();
-        let mut out = LogRead {
-            truncated: false,
-            events: Vec::new(),
-            next: after,
-        };
+        let mut out = LogRead { truncated: false, events: Vec::new(), next: after };
         let mut from = after + 1;
         if from < first {
             out.truncated = true;
@@ -239,10 +226,7 @@ mod tests {
         assert!(r.truncated);
         assert_eq!(r.events.first().map(|e| e.seq), Some(4));
         let r = log.read_after(3, usize::MAX);
-        assert!(
-            !r.truncated,
-            "position 3 is just before the oldest retained event"
-        );
+        assert!(!r.truncated, "position 3 is just before the oldest retained event");
     }
 
     #[test]

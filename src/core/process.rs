@@ -30,12 +30,14 @@ use tokio::sync::{mpsc, oneshot, watch, Notify};
 use tokio::time::Instant;
 
 /// The lifecycle, published to every waiter.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct State {
     pub root_exit: Option<ExitInfo>,
     pub outputs_done: bool,
     pub group_empty: bool,
     pub ended_at_ms: Option<u64>,
+    /// Milliseconds (fractional) from spawn to `finished`.
+    pub finished_after_ms: Option<f64>,
 }
 
 impl State {
@@ -75,6 +77,7 @@ pub struct Process {
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub started_at_ms: u64,
+    started: std::time::Instant,
     pub owner: u64,
     pub stdin_mode: StdinMode,
     group: ProcessGroup,
@@ -100,10 +103,7 @@ fn stream_index(s: Stream) -> usize {
 
 impl std::fmt::Debug for Process {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Process")
-            .field("id", &self.id)
-            .field("pid", &self.pid)
-            .finish()
+        f.debug_struct("Process").field("id", &self.id).field("pid", &self.pid).finish()
     }
 }
 
@@ -140,15 +140,13 @@ pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>
         argv: spec.argv.clone(),
         cwd: spec.cwd.clone(),
         started_at_ms: now_ms(),
+        started: std::time::Instant::now(),
         owner,
         stdin_mode: spec.stdin,
         group: ProcessGroup::new(pid as i32),
         texts: Mutex::new(Texts {
             log: OutputLog::new(spec.log_max_bytes, spec.log_max_events),
-            retained: [
-                RetainedText::new(spec.retain_bytes),
-                RetainedText::new(spec.retain_bytes),
-            ],
+            retained: [RetainedText::new(spec.retain_bytes), RetainedText::new(spec.retain_bytes)],
             decoders: [Utf8Decoder::new(), Utf8Decoder::new()],
             appended_bytes: 0,
         }),
@@ -172,7 +170,7 @@ pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>
         tokio::spawn(async move {
             p.read_stream(fd, stream).await;
             if done_count.fetch_add(1, Ordering::AcqRel) == 1 {
-                p.state.send_modify(|s| s.outputs_done = true);
+                p.update(|s| s.outputs_done = true);
             }
         });
     }
@@ -201,27 +199,17 @@ fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -
     if errno == Some(libc::ENOENT) && crate::core::command::validate_cwd(&spec.cwd).is_err() {
         return CoreError::InvalidCwd {
             path: spec.cwd.display().to_string(),
-            reason: format!(
-                "ENOENT: no such file or directory, cwd {}",
-                spec.cwd.display()
-            ),
+            reason: format!("ENOENT: no such file or directory, cwd {}", spec.cwd.display()),
         };
     }
-    CoreError::SpawnFailed {
-        program: program.display().to_string(),
-        reason: format!("{code}: {e}"),
-        errno,
-    }
+    CoreError::SpawnFailed { program: program.display().to_string(), reason: format!("{code}: {e}"), errno }
 }
 
 #[cfg(target_os = "linux")]
 fn apply_limits(pid: u32, limits: &Limits) {
     let set = |resource: libc::__rlimit_resource_t, v: Option<u64>| {
         if let Some(v) = v {
-            let lim = libc::rlimit64 {
-                rlim_cur: v,
-                rlim_max: v,
-            };
+            let lim = libc::rlimit64 { rlim_cur: v, rlim_max: v };
             // SAFETY: plain syscall on a pid we just spawned and have not reaped.
             unsafe { libc::prlimit64(pid as i32, resource, &lim, std::ptr::null_mut()) };
         }
@@ -241,25 +229,25 @@ fn apply_limits(_pid: u32, limits: &Limits) {
 
 fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
     match (status.code(), status.signal()) {
-        (Some(code), _) => ExitInfo {
-            code,
-            ..Default::default()
-        },
-        (None, Some(sig)) => ExitInfo {
-            code: 128 + sig,
-            signal: Some(sig),
-            ..Default::default()
-        },
-        _ => ExitInfo {
-            code: 1,
-            ..Default::default()
-        },
+        (Some(code), _) => ExitInfo { code, ..Default::default() },
+        (None, Some(sig)) => ExitInfo { code: 128 + sig, signal: Some(sig), ..Default::default() },
+        _ => ExitInfo { code: 1, ..Default::default() },
     }
 }
 
 impl Process {
     fn texts(&self) -> MutexGuard<'_, Texts> {
         self.texts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut State)) {
+        let elapsed = self.started.elapsed().as_secs_f64() * 1000.0;
+        self.state.send_modify(|s| {
+            f(s);
+            if s.finished() && s.finished_after_ms.is_none() {
+                s.finished_after_ms = Some(elapsed);
+            }
+        });
     }
 
     pub fn state(&self) -> State {
@@ -274,12 +262,7 @@ impl Process {
         self.group
     }
 
-    async fn supervise(
-        self: Arc<Self>,
-        child: std::process::Child,
-        timeout: Option<Duration>,
-        grace: Duration,
-    ) {
+    async fn supervise(self: Arc<Self>, child: std::process::Child, timeout: Option<Duration>, grace: Duration) {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut timed_out = false;
         let mut kill_at: Option<Instant> = None;
@@ -303,14 +286,11 @@ impl Process {
         };
         let mut info = match status {
             Ok(st) => exit_info(st),
-            Err(_) => ExitInfo {
-                code: 1,
-                ..Default::default()
-            },
+            Err(_) => ExitInfo { code: 1, ..Default::default() },
         };
         info.timed_out = timed_out;
         info.killed = self.kill_requested.load(Ordering::Acquire);
-        self.state.send_modify(|s| s.root_exit = Some(info));
+        self.update(|s| s.root_exit = Some(info));
 
         // Phase 2: wait for the output to drain and the group to empty.
         let mut state_rx = self.state.subscribe();
@@ -319,7 +299,7 @@ impl Process {
         loop {
             if !group_empty && self.group.is_empty() {
                 group_empty = true;
-                self.state.send_modify(|s| s.group_empty = true);
+                self.update(|s| s.group_empty = true);
                 // Whatever still holds the pipes is not in the group: take what is buffered, stop.
                 self.drain.send_replace(true);
             }
@@ -339,7 +319,7 @@ impl Process {
         }
         self.append(EventBody::Exited(info));
         watchdog::unregister(self.pid as i32);
-        self.state.send_modify(|s| s.ended_at_ms = Some(now_ms()));
+        self.update(|s| s.ended_at_ms = Some(now_ms()));
         registry::remove(&self);
     }
 
@@ -384,14 +364,11 @@ impl Process {
         let i = stream_index(stream);
         let seq = {
             let mut t = self.texts();
-            let Texts {
-                decoders, retained, ..
-            } = &mut *t;
+            let Texts { decoders, retained, .. } = &mut *t;
             let text = decoders[i].decode(data);
             retained[i].push(&text);
             t.appended_bytes += data.len() as u64;
-            t.log
-                .append(EventBody::Output(stream, Bytes::copy_from_slice(data)))
+            t.log.append(EventBody::Output(stream, Bytes::copy_from_slice(data)))
         };
         if let Some(seq) = seq {
             self.log_seq.send_replace(seq);
@@ -410,11 +387,17 @@ impl Process {
     // ---- listener pump -------------------------------------------------------------------
 
     /// Installs the pump wake-up. `wake` runs on a runtime thread and must only schedule work.
-    pub fn set_pump(&self, wake: Box<dyn Fn() + Send + Sync>) {
-        *self.pump.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(Pump {
-            wake,
-            scheduled: AtomicBool::new(false),
-        }));
+    /// With `from_start` the pump sees every event; otherwise only those appended from now on.
+    pub fn set_pump(&self, wake: Box<dyn Fn() + Send + Sync>, from_start: bool) {
+        {
+            let t = self.texts();
+            let mut slot = self.pump.lock().unwrap_or_else(|e| e.into_inner());
+            if !from_start {
+                self.pump_consumed_seq.store(t.log.last_seq(), Ordering::Release);
+                self.pump_consumed_bytes.store(t.appended_bytes, Ordering::Release);
+            }
+            *slot = Some(Arc::new(Pump { wake, scheduled: AtomicBool::new(false) }));
+        }
         self.wake_pump();
     }
 
@@ -458,22 +441,14 @@ impl Process {
             let notified = self.pump_progress.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self
-                .pump
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_none()
-            {
+            if self.pump.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
                 return;
             }
             let (lag_bytes, lag_events, max_bytes, max_events) = {
                 let t = self.texts();
                 (
-                    t.appended_bytes
-                        .saturating_sub(self.pump_consumed_bytes.load(Ordering::Acquire)),
-                    t.log
-                        .last_seq()
-                        .saturating_sub(self.pump_consumed_seq.load(Ordering::Acquire)),
+                    t.appended_bytes.saturating_sub(self.pump_consumed_bytes.load(Ordering::Acquire)),
+                    t.log.last_seq().saturating_sub(self.pump_consumed_seq.load(Ordering::Acquire)),
                     t.log.max_bytes(),
                     t.log.max_events(),
                 )
@@ -503,23 +478,22 @@ impl Process {
         self.texts().log.evicted_any()
     }
 
-    /// Events after `after` (validated by the caller), waiting for at least one when `wait` is set
-    /// and the log is still open. Returns with no events when the log is closed and read through.
-    pub async fn read_log(&self, after: u64, max_bytes: usize, wait: bool) -> LogRead {
+    /// Events after `after` (validated by the caller), waiting up to `wait` for at least one while
+    /// the log is open. Returns no events when the log is closed and read through, or on timeout.
+    pub async fn read_log(&self, after: u64, max_bytes: usize, wait: Option<Duration>) -> LogRead {
         let mut rx = self.log_seq.subscribe();
+        let deadline = wait.map(|d| Instant::now() + d);
         loop {
             {
                 let t = self.texts();
                 let read = t.log.read_after(after, max_bytes);
-                if !read.events.is_empty() || read.truncated || !wait || t.log.is_closed() {
+                if !read.events.is_empty() || read.truncated || wait.is_none() || t.log.is_closed() {
                     return read;
                 }
             }
-            if rx.changed().await.is_err() {
-                return LogRead {
-                    next: after,
-                    ..Default::default()
-                };
+            let changed = tokio::time::timeout_at(deadline.unwrap_or_else(Instant::now), rx.changed()).await;
+            if !matches!(changed, Ok(Ok(()))) {
+                return LogRead { next: after, ..Default::default() };
             }
         }
     }
@@ -548,16 +522,28 @@ impl Process {
         self.group.signal(signal)
     }
 
-    pub async fn wait_finished(&self) -> State {
-        let mut rx = self.state.subscribe();
-        let st = rx.wait_for(|s| s.finished()).await.map(|s| s.clone());
-        st.unwrap_or_else(|_| self.state())
+    /// Waits until `finished`, or at most `limit`; returns the state either way.
+    pub async fn wait_finished(&self, limit: Option<Duration>) -> State {
+        self.wait_state(State::finished, limit).await
     }
 
-    pub async fn wait_done(&self) -> State {
+    /// Waits until `done`, or at most `limit`; returns the state either way.
+    pub async fn wait_done(&self, limit: Option<Duration>) -> State {
+        self.wait_state(State::done, limit).await
+    }
+
+    async fn wait_state(&self, pred: fn(&State) -> bool, limit: Option<Duration>) -> State {
         let mut rx = self.state.subscribe();
-        let st = rx.wait_for(|s| s.done()).await.map(|s| s.clone());
-        st.unwrap_or_else(|_| self.state())
+        let wait = async {
+            let _ = rx.wait_for(pred).await;
+        };
+        match limit {
+            Some(d) => {
+                let _ = tokio::time::timeout(d, wait).await;
+            }
+            None => wait.await,
+        }
+        self.state()
     }
 
     fn stdin_sender(&self) -> CoreResult<mpsc::UnboundedSender<StdinOp>> {
@@ -565,10 +551,7 @@ impl Process {
             return Err(CoreError::StdinIgnored(self.pid));
         }
         if let Some(exit) = self.state().root_exit {
-            return Err(CoreError::AlreadyExited {
-                pid: self.pid,
-                code: exit.code,
-            });
+            return Err(CoreError::AlreadyExited { pid: self.pid, code: exit.code });
         }
         let guard = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
         guard.clone().ok_or(CoreError::StdinClosed(self.pid))
@@ -578,8 +561,7 @@ impl Process {
     pub async fn write_stdin(&self, data: Bytes) -> CoreResult<()> {
         let tx = self.stdin_sender()?;
         let (reply, rx) = oneshot::channel();
-        tx.send(StdinOp::Write(data, reply))
-            .map_err(|_| CoreError::StdinClosed(self.pid))?;
+        tx.send(StdinOp::Write(data, reply)).map_err(|_| CoreError::StdinClosed(self.pid))?;
         rx.await.unwrap_or(Err(CoreError::StdinClosed(self.pid)))
     }
 
@@ -606,17 +588,14 @@ async fn stdin_writer(pid: u32, fd: OwnedFd, mut rx: mpsc::UnboundedReceiver<Std
     while let Some(op) = rx.recv().await {
         match op {
             StdinOp::Write(data, reply) => {
-                let r = pipe
-                    .write_all(&data)
-                    .await
-                    .map_err(|e| CoreError::StdinWrite {
-                        pid,
-                        reason: if e.raw_os_error() == Some(libc::EPIPE) {
-                            "the process closed its stdin or exited (EPIPE)".into()
-                        } else {
-                            e.to_string()
-                        },
-                    });
+                let r = pipe.write_all(&data).await.map_err(|e| CoreError::StdinWrite {
+                    pid,
+                    reason: if e.raw_os_error() == Some(libc::EPIPE) {
+                        "the process closed its stdin or exited (EPIPE)".into()
+                    } else {
+                        e.to_string()
+                    },
+                });
                 let _ = reply.send(r);
             }
             StdinOp::Close(reply) => {

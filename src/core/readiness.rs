@@ -23,10 +23,7 @@ pub enum ProbeResult {
 
 async fn connect(port: u16, limit: Duration) -> Result<TcpStream, String> {
     let mut last = String::from("no address tried");
-    for addr in [
-        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
-        SocketAddr::from((Ipv6Addr::LOCALHOST, port)),
-    ] {
+    for addr in [SocketAddr::from((Ipv4Addr::LOCALHOST, port)), SocketAddr::from((Ipv6Addr::LOCALHOST, port))] {
         match tokio::time::timeout(limit, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => return Ok(s),
             Ok(Err(e)) => last = format!("{addr}: {e}"),
@@ -44,12 +41,10 @@ pub async fn probe_once(port: u16, probe: &Probe, limit: Duration) -> ProbeResul
     let Probe::Http { path, min, max } = probe else {
         return ProbeResult::Ready;
     };
-    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\nUser-Agent: procvisor\r\n\r\n");
+    let req =
+        format!("GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\nUser-Agent: procvisor\r\n\r\n");
     let fut = async {
-        stream
-            .write_all(req.as_bytes())
-            .await
-            .map_err(|e| e.to_string())?;
+        stream.write_all(req.as_bytes()).await.map_err(|e| e.to_string())?;
         let mut head = Vec::with_capacity(256);
         let mut buf = [0u8; 256];
         while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 8192 {
@@ -64,19 +59,12 @@ pub async fn probe_once(port: u16, probe: &Probe, limit: Duration) -> ProbeResul
             .split_whitespace()
             .nth(1)
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| {
-                format!(
-                    "no HTTP status line in {:?}",
-                    line.lines().next().unwrap_or("")
-                )
-            })?;
+            .ok_or_else(|| format!("no HTTP status line in {:?}", line.lines().next().unwrap_or("")))?;
         Ok::<u16, String>(status)
     };
     match tokio::time::timeout(limit, fut).await {
         Ok(Ok(status)) if (*min..=*max).contains(&status) => ProbeResult::Ready,
-        Ok(Ok(status)) => {
-            ProbeResult::NotReady(format!("HTTP status {status} is outside {min}-{max}"))
-        }
+        Ok(Ok(status)) => ProbeResult::NotReady(format!("HTTP status {status} is outside {min}-{max}")),
         Ok(Err(e)) => ProbeResult::NotReady(e),
         Err(_) => ProbeResult::NotReady("HTTP request timed out".into()),
     }

@@ -9,9 +9,8 @@ pub async fn wait(mut child: Child) -> io::Result<ExitStatus> {
     #[cfg(target_os = "linux")]
     if let Some(fd) = pidfd_open(child.id()) {
         // SAFETY: we own the pidfd; it lives inside `afd` for as long as it is registered.
-        if let Ok(afd) = unsafe {
-            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-        } {
+        if let Ok(afd) = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        {
             loop {
                 if let Some(st) = child.try_wait()? {
                     return Ok(st);
@@ -21,22 +20,14 @@ pub async fn wait(mut child: Child) -> io::Result<ExitStatus> {
             }
         }
     }
-    tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap_or_else(|e| Err(io::Error::other(e)))
+    tokio::task::spawn_blocking(move || child.wait()).await.unwrap_or_else(|e| Err(io::Error::other(e)))
 }
 
 #[cfg(target_os = "linux")]
 fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     // SAFETY: pidfd_open returns a new descriptor or -1.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_open,
-            pid as libc::pid_t,
-            libc::O_CLOEXEC as libc::c_uint,
-        )
-    };
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, libc::O_CLOEXEC as libc::c_uint) };
     if fd < 0 {
         return None;
     }

@@ -14,11 +14,7 @@ pub struct RetainedText {
 impl RetainedText {
     /// `None` keeps everything (Mastra's `Infinity`).
     pub fn new(limit: Option<usize>) -> Self {
-        Self {
-            limit,
-            buf: VecDeque::new(),
-            dropped: 0,
-        }
+        Self { limit, buf: VecDeque::new(), dropped: 0 }
     }
 
     pub fn push(&mut self, text: &str) {

@@ -18,23 +18,13 @@ fn sh(script: &str) -> SpawnSpec {
 }
 
 fn start(spec: SpawnSpec) -> Arc<Process> {
-    spawn(
-        spec,
-        format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed)),
-        0,
-    )
-    .expect("spawn")
+    spawn(spec, format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed)), 0).expect("spawn")
 }
 
 fn alive(pid: i32) -> bool {
     // A zombie still answers kill(0); look at its state.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
+        Ok(s) => !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
         Err(_) => false,
     }
 }
@@ -46,7 +36,7 @@ async fn within<T>(d: Duration, f: impl std::future::Future<Output = T>) -> T {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_and_exit_code_are_captured() {
     let p = start(sh("echo out; echo err >&2; exit 3"));
-    let st = within(Duration::from_secs(5), p.wait_done()).await;
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     assert_eq!(st.root_exit.unwrap().code, 3);
     assert_eq!(p.retained_text(Stream::Stdout), "out\n");
     assert_eq!(p.retained_text(Stream::Stderr), "err\n");
@@ -58,11 +48,8 @@ async fn output_and_exit_code_are_captured() {
 async fn output_is_not_lost_when_the_process_exits_right_after_writing() {
     for _ in 0..20 {
         let p = start(sh("head -c 300000 /dev/zero"));
-        within(Duration::from_secs(5), p.wait_finished()).await;
-        assert_eq!(
-            p.retained_text(Stream::Stdout).len() + p.retained_dropped(Stream::Stdout) as usize,
-            300000
-        );
+        within(Duration::from_secs(5), p.wait_finished(None)).await;
+        assert_eq!(p.retained_text(Stream::Stdout).len() + p.retained_dropped(Stream::Stdout) as usize, 300000);
     }
 }
 
@@ -73,7 +60,7 @@ async fn timeout_escalates_to_sigkill_for_a_child_ignoring_sigterm() {
     spec.grace_ms = 200;
     let p = start(spec);
     let t0 = Instant::now();
-    let st = within(Duration::from_secs(5), p.wait_done()).await;
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     let exit = st.root_exit.unwrap();
     assert!(exit.timed_out);
     assert_eq!(exit.signal, Some(libc::SIGKILL));
@@ -85,13 +72,11 @@ async fn timeout_escalates_to_sigkill_for_a_child_ignoring_sigterm() {
 async fn kill_reaches_grandchildren() {
     let p = start(sh("sleep 30 & echo $!; wait"));
     let mut rx = p.subscribe_log();
-    within(Duration::from_secs(5), rx.wait_for(|s| *s >= 1))
-        .await
-        .unwrap();
+    within(Duration::from_secs(5), rx.wait_for(|s| *s >= 1)).await.unwrap();
     let grandchild: i32 = p.retained_text(Stream::Stdout).trim().parse().unwrap();
     assert!(alive(grandchild));
     assert!(p.signal(libc::SIGKILL, true));
-    let st = within(Duration::from_secs(5), p.wait_done()).await;
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     assert!(st.root_exit.unwrap().killed);
     assert!(!alive(grandchild));
     assert!(!p.signal(libc::SIGKILL, true), "nothing left to signal");
@@ -100,14 +85,11 @@ async fn kill_reaches_grandchildren() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_stays_running_until_background_child_exits() {
     let p = start(sh("sleep 0.4 >/dev/null 2>&1 & exit 0"));
-    let st = within(Duration::from_secs(5), p.wait_finished()).await;
+    let st = within(Duration::from_secs(5), p.wait_finished(None)).await;
     assert_eq!(st.root_exit.unwrap().code, 0);
-    assert!(
-        !p.state().done(),
-        "the background child keeps the group alive"
-    );
+    assert!(!p.state().done(), "the background child keeps the group alive");
     let t0 = Instant::now();
-    within(Duration::from_secs(5), p.wait_done()).await;
+    within(Duration::from_secs(5), p.wait_done(None)).await;
     assert!(t0.elapsed() >= Duration::from_millis(200));
 }
 
@@ -115,12 +97,10 @@ async fn group_stays_running_until_background_child_exits() {
 async fn detached_grandchild_holding_the_pipes_does_not_hang_wait() {
     // setsid puts the grandchild out of our group while it keeps stdout open.
     let p = start(sh("setsid sleep 30 & echo started"));
-    let st = within(Duration::from_secs(5), p.wait_done()).await;
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     assert_eq!(st.root_exit.unwrap().code, 0);
     assert_eq!(p.retained_text(Stream::Stdout), "started\n");
-    let _ = std::process::Command::new("pkill")
-        .args(["-f", "^sleep 30$"])
-        .status();
+    let _ = std::process::Command::new("pkill").args(["-f", "^sleep 30$"]).status();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,13 +109,11 @@ async fn stdin_writes_are_ordered_and_close_sends_eof() {
     spec.stdin = StdinMode::Pipe;
     let p = start(spec);
     for i in 0..50 {
-        p.write_stdin(format!("{i},").into_bytes().into())
-            .await
-            .unwrap();
+        p.write_stdin(format!("{i},").into_bytes().into()).await.unwrap();
     }
     p.close_stdin().await.unwrap();
     p.close_stdin().await.unwrap();
-    within(Duration::from_secs(5), p.wait_finished()).await;
+    within(Duration::from_secs(5), p.wait_finished(None)).await;
     let expected: String = (0..50).map(|i| format!("{i},")).collect();
     assert_eq!(p.retained_text(Stream::Stdout), expected);
     let err = p.write_stdin(b"late".to_vec().into()).await.unwrap_err();
@@ -147,26 +125,18 @@ async fn ignored_stdin_sees_eof_and_refuses_writes() {
     let mut spec = sh("cat; echo eof");
     spec.stdin = StdinMode::Ignore;
     let p = start(spec);
-    assert_eq!(
-        p.write_stdin(b"x".to_vec().into())
-            .await
-            .unwrap_err()
-            .code(),
-        "PROCESS_STDIN_UNAVAILABLE"
-    );
-    within(Duration::from_secs(5), p.wait_finished()).await;
+    assert_eq!(p.write_stdin(b"x".to_vec().into()).await.unwrap_err().code(), "PROCESS_STDIN_UNAVAILABLE");
+    within(Duration::from_secs(5), p.wait_finished(None)).await;
     assert_eq!(p.retained_text(Stream::Stdout), "eof\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_then_follow_sees_every_byte_once_in_order() {
-    let p = start(sh(
-        "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done",
-    ));
+    let p = start(sh("i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done"));
     let mut after = 0;
     let mut out = Vec::new();
     loop {
-        let read = within(Duration::from_secs(5), p.read_log(after, 4096, true)).await;
+        let read = within(Duration::from_secs(5), p.read_log(after, 4096, Some(Duration::from_secs(5)))).await;
         assert!(!read.truncated);
         if read.events.is_empty() {
             break;
@@ -188,7 +158,7 @@ async fn a_reader_that_falls_behind_is_told_truncated() {
     let mut spec = sh("head -c 200000 /dev/zero");
     spec.log_max_bytes = 16 * 1024;
     let p = start(spec);
-    within(Duration::from_secs(5), p.wait_done()).await;
+    within(Duration::from_secs(5), p.wait_done(None)).await;
     let read = p.read_log_now(0, usize::MAX);
     assert!(read.truncated);
     assert!(p.log_evicted_any());
@@ -197,7 +167,7 @@ async fn a_reader_that_falls_behind_is_told_truncated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cursors_round_trip_against_the_live_log() {
     let p = start(sh("echo a; echo b"));
-    within(Duration::from_secs(5), p.wait_done()).await;
+    within(Duration::from_secs(5), p.wait_done(None)).await;
     let last = p.last_seq();
     let c = cursor::encode(&p.id, 1);
     assert_eq!(cursor::decode(&c, &p.id, last), Ok(1));
@@ -206,19 +176,9 @@ async fn cursors_round_trip_against_the_live_log() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_errors_are_typed() {
-    let err = spawn(
-        SpawnSpec::new(vec!["/no/such/program".into()], "/tmp"),
-        "e1".into(),
-        0,
-    )
-    .unwrap_err();
+    let err = spawn(SpawnSpec::new(vec!["/no/such/program".into()], "/tmp"), "e1".into(), 0).unwrap_err();
     assert_eq!(err.code(), "PROCESS_SPAWN_FAILED");
-    let err = spawn(
-        SpawnSpec::new(vec!["sh".into()], "/no/such/dir"),
-        "e2".into(),
-        0,
-    )
-    .unwrap_err();
+    let err = spawn(SpawnSpec::new(vec!["sh".into()], "/no/such/dir"), "e2".into(), 0).unwrap_err();
     assert_eq!(err.code(), "INVALID_PROCESS_CWD");
     let err = spawn(SpawnSpec::new(vec![], "/tmp"), "e3".into(), 0).unwrap_err();
     assert_eq!(err.code(), "INVALID_PROCESS_COMMAND");
@@ -229,7 +189,7 @@ async fn env_is_exactly_what_was_given() {
     let mut spec = SpawnSpec::new(vec!["/usr/bin/env".into()], "/tmp");
     spec.env = vec![("ONLY".into(), "this".into())];
     let p = start(spec);
-    within(Duration::from_secs(5), p.wait_finished()).await;
+    within(Duration::from_secs(5), p.wait_finished(None)).await;
     assert_eq!(p.retained_text(Stream::Stdout), "ONLY=this\n");
 }
 
@@ -237,10 +197,8 @@ async fn env_is_exactly_what_was_given() {
 async fn many_processes_are_reaped_without_zombies() {
     let procs: Vec<_> = (0..100).map(|_| start(sh("exit 0"))).collect();
     for p in &procs {
-        within(Duration::from_secs(10), p.wait_done()).await;
-        assert!(
-            !std::path::Path::new(&format!("/proc/{}", p.pid)).exists() || !alive(p.pid as i32)
-        );
+        within(Duration::from_secs(10), p.wait_done(None)).await;
+        assert!(!std::path::Path::new(&format!("/proc/{}", p.pid)).exists() || !alive(p.pid as i32));
     }
 }
 
@@ -258,18 +216,8 @@ async fn tcp_and_http_probes_see_a_real_server() {
     });
     let d = Duration::from_secs(2);
     assert_eq!(probe_once(port, &Probe::Tcp, d).await, ProbeResult::Ready);
-    let http = Probe::Http {
-        path: "/".into(),
-        min: 200,
-        max: 399,
-    };
-    assert!(
-        matches!(probe_once(port, &http, d).await, ProbeResult::NotReady(m) if m.contains("503"))
-    );
-    let http = Probe::Http {
-        path: "/".into(),
-        min: 500,
-        max: 599,
-    };
+    let http = Probe::Http { path: "/".into(), min: 200, max: 399 };
+    assert!(matches!(probe_once(port, &http, d).await, ProbeResult::NotReady(m) if m.contains("503")));
+    let http = Probe::Http { path: "/".into(), min: 500, max: 599 };
     assert_eq!(probe_once(port, &http, d).await, ProbeResult::Ready);
 }

@@ -1,0 +1,44 @@
+'use strict'
+// Shared test helpers: real processes only.
+const fs = require('node:fs')
+
+/** Is `pid` a live process (zombies count as dead)? */
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+/** Polls `fn` until it returns truthy or `ms` pass; returns the last value. */
+async function eventually(fn, ms = 3000, step = 20) {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v || Date.now() > end) return v
+    await new Promise((r) => setTimeout(r, step))
+  }
+}
+
+/** Pids of live processes whose command line contains `marker`. */
+function pidsWith(marker) {
+  const out = []
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ')
+      if (cmd.includes(marker) && alive(Number(d)) && Number(d) !== process.pid) out.push(Number(d))
+    } catch {}
+  }
+  return out
+}
+
+function rssBytes() {
+  const s = fs.readFileSync('/proc/self/status', 'utf8')
+  return Number(/VmRSS:\s+(\d+) kB/.exec(s)[1]) * 1024
+}
+
+module.exports = { alive, eventually, pidsWith, rssBytes }

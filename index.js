@@ -1,0 +1,19 @@
+'use strict'
+/**
+ * procvisor: a native process supervisor for Node.js agents.
+ * See index.d.ts for the documented API and README.md for a tour.
+ */
+const errors = require('./lib/errors')
+const { ProcessManager } = require('./lib/manager')
+const { ProcessHandle } = require('./lib/handle')
+const { Process } = require('./lib/process')
+const { binding } = require('./lib/native')
+
+const { fromNative, call, invalidOption, ...errorClasses } = errors
+
+/** How many processes are alive in this Node process (all managers, all realms). */
+function liveProcessCount() {
+  return binding.liveProcessCount()
+}
+
+module.exports = { ProcessManager, ProcessHandle, Process, liveProcessCount, ...errorClasses }

@@ -1,0 +1,310 @@
+'use strict'
+// The seed-002 reading side, shared by `Process` and the Mastra `ProcessHandle` (both are views of
+// one native process): status, logs, output, waitForExit, waitForLog, waitForPort, kill.
+// Observation is not control: a timeout or abort here ends the caller's wait, never the process.
+
+const { binding } = require('./native')
+const errors = require('./errors')
+const { checkMs, checkSignal, boundedWait, raceAbort, sleep, describe, invalidOption } = {
+  ...require('./util'),
+  invalidOption: errors.invalidOption,
+}
+
+const LOG_BATCH_BYTES = 256 * 1024
+const LOG_WINDOW = 64 * 1024
+
+function iso(ms) {
+  return new Date(ms).toISOString()
+}
+
+function toExit(e) {
+  const exit = { code: e.code, timedOut: e.timedOut }
+  if (e.signal !== undefined && e.signal !== null) exit.signal = e.signal
+  return exit
+}
+
+function options(o, name) {
+  if (o === undefined || o === null) return {}
+  if (typeof o !== 'object') throw invalidOption(`${name} must be an object, got ${describe(o)}`)
+  return o
+}
+
+/** ProcessStatus of the seed, field for field. */
+function status(native, view) {
+  const st = native.state()
+  const base = { id: native.id, pid: native.pid, command: view.argv, cwd: view.cwd, startedAt: iso(native.startedAtMs) }
+  if (!st.done) return { state: 'running', ...base }
+  return { state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }
+}
+
+async function waitForExit(native, opts) {
+  opts = options(opts, 'waitForExit options')
+  const timeout = checkMs('timeout', opts.timeout)
+  checkSignal(opts.signal)
+  const st = await boundedWait(
+    (slice) => native.waitDone(slice),
+    (s) => s.done,
+    {
+      deadline: timeout === undefined ? undefined : Date.now() + timeout,
+      signal: opts.signal,
+      onTimeout: () => new errors.ProcessWaitTimeoutError(`process ${native.id} did not exit within ${timeout}ms; it keeps running`),
+    },
+  )
+  return toExit(st.exit)
+}
+
+/** Converts one native log event into the seed's ProcessLogEvent. */
+function logEvent(e) {
+  const timestamp = iso(e.atMs)
+  if (e.kind === 'stdout' || e.kind === 'stderr') {
+    return { type: e.kind, cursor: e.cursor, timestamp, data: new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength) }
+  }
+  if (e.kind === 'exited') return { type: 'terminal', state: 'exited', cursor: e.cursor, timestamp, exit: toExit(e.exit) }
+  return { type: 'terminal', state: 'error', cursor: e.cursor, timestamp, error: { code: e.errorCode, message: e.errorMessage } }
+}
+
+/** The start position (a sequence number) for `since` / `replay`. */
+function startPosition(native, opts) {
+  let after = 0
+  if (opts.since !== undefined) {
+    if (typeof opts.since !== 'string') throw new errors.InvalidProcessCursorError(`since must be a cursor string, got ${describe(opts.since)}`)
+    after = errors.call(() => native.parseCursor(opts.since))
+  }
+  if (opts.replay === false) after = Math.max(after, native.lastSeq())
+  return after
+}
+
+/**
+ * A pull-based reader over the log: `next()` resolves with a batch of native events (possibly
+ * after a `truncated` marker), or null at the end. Waits are bounded slices, so an abandoned
+ * reader costs nothing after at most one slice.
+ */
+function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
+  let ended = false
+  return {
+    get position() {
+      return after
+    },
+    async next() {
+      if (ended) return null
+      for (;;) {
+        if (signal && signal.aborted) throw require('./util').abortError(signal)
+        let wait
+        if (follow) {
+          wait = 1000
+          if (deadline !== undefined) {
+            const left = deadline - Date.now()
+            if (left <= 0) throw onTimeout()
+            wait = Math.min(wait, Math.ceil(left))
+          }
+        }
+        const read = await raceAbort(errors.call(() => native.readLog(after, LOG_BATCH_BYTES, wait)), signal)
+        after = read.next
+        if (read.events.length > 0 || read.truncated) return read
+        if (read.closed || !follow) {
+          ended = true
+          return null
+        }
+      }
+    },
+  }
+}
+
+async function logs(native, opts) {
+  opts = options(opts, 'logs options')
+  checkSignal(opts.signal)
+  const follow = opts.follow === true
+  const signal = opts.signal
+  const cursor = logCursor(native, startPosition(native, opts), { follow, signal })
+  if (signal && signal.aborted) throw require('./util').abortError(signal)
+  let sawTerminal = false
+  return new ReadableStream(
+    {
+      async pull(controller) {
+        try {
+          if (sawTerminal) return controller.close()
+          const read = await cursor.next()
+          if (!read) return controller.close()
+          if (read.truncated) {
+            controller.enqueue({ type: 'truncated', cursor: native.cursorAt(Math.max(0, read.events.length ? read.events[0].seq - 1 : read.next)), timestamp: iso(Date.now()) })
+          }
+          for (const e of read.events) {
+            const ev = logEvent(e)
+            controller.enqueue(ev)
+            if (ev.type === 'terminal') sawTerminal = true
+          }
+          if (sawTerminal) controller.close()
+        } catch (err) {
+          controller.error(err)
+        }
+      },
+    },
+    { highWaterMark: 64 },
+  )
+}
+
+async function output(native, opts) {
+  opts = options(opts, 'output options')
+  const timeout = checkMs('timeout', opts.timeout)
+  checkSignal(opts.signal)
+  if (opts.encoding !== undefined && opts.encoding !== 'utf8') throw invalidOption(`encoding must be 'utf8' or omitted, got ${describe(opts.encoding)}`)
+  let maxBytes = Infinity
+  if (opts.maxBytes !== undefined) {
+    if (typeof opts.maxBytes !== 'number' || !Number.isFinite(opts.maxBytes) || opts.maxBytes < 0) {
+      throw invalidOption(`maxBytes must be a non-negative finite number, got ${describe(opts.maxBytes)}`)
+    }
+    maxBytes = Math.floor(opts.maxBytes)
+  }
+  const cursor = logCursor(native, 0, {
+    follow: true,
+    signal: opts.signal,
+    deadline: timeout === undefined ? undefined : Date.now() + timeout,
+    onTimeout: () => new errors.ProcessWaitTimeoutError(`process ${native.id} did not exit within ${timeout}ms; it keeps running`),
+  })
+  const parts = { stdout: [], stderr: [] }
+  const sizes = { stdout: 0, stderr: 0 }
+  let truncated = false
+  let exit
+  for (;;) {
+    const read = await cursor.next()
+    if (!read) break
+    if (read.truncated) truncated = true
+    for (const e of read.events) {
+      if (e.kind === 'stdout' || e.kind === 'stderr') {
+        const room = maxBytes - sizes[e.kind]
+        if (room <= 0) {
+          if (e.data.length > 0) truncated = true
+          continue
+        }
+        const take = e.data.length <= room ? e.data : e.data.subarray(0, room)
+        if (take.length < e.data.length) truncated = true
+        parts[e.kind].push(take)
+        sizes[e.kind] += take.length
+      } else if (e.kind === 'exited') {
+        exit = e.exit
+      }
+    }
+    if (exit) break
+  }
+  if (!exit) exit = native.state().exit
+  const stdout = Buffer.concat(parts.stdout)
+  const stderr = Buffer.concat(parts.stderr)
+  const result = {
+    stdout: opts.encoding === 'utf8' ? stdout.toString('utf8') : new Uint8Array(stdout.buffer, stdout.byteOffset, stdout.byteLength),
+    stderr: opts.encoding === 'utf8' ? stderr.toString('utf8') : new Uint8Array(stderr.buffer, stderr.byteOffset, stderr.byteLength),
+    exitCode: exit.code,
+    timedOut: exit.timedOut,
+    truncated,
+  }
+  if (exit.signal !== undefined && exit.signal !== null) result.signal = exit.signal
+  return result
+}
+
+async function waitForLog(native, pattern, opts) {
+  opts = options(opts, 'waitForLog options')
+  const timeout = checkMs('timeout', opts.timeout)
+  checkSignal(opts.signal)
+  const which = opts.stream === undefined ? 'both' : opts.stream
+  if (which !== 'stdout' && which !== 'stderr' && which !== 'both') {
+    throw invalidOption(`stream must be 'stdout', 'stderr' or 'both', got ${describe(which)}`)
+  }
+  let test
+  if (typeof pattern === 'string') {
+    test = (text) => {
+      const i = text.indexOf(pattern)
+      return i < 0 ? null : pattern
+    }
+  } else if (pattern instanceof RegExp) {
+    // A private copy without g/y, so lastIndex state never leaks between windows or callers.
+    const re = new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''))
+    test = (text) => {
+      const m = re.exec(text)
+      return m ? m[0] : null
+    }
+  } else {
+    throw invalidOption(`pattern must be a string or a RegExp, got ${describe(pattern)}`)
+  }
+  const cursor = logCursor(native, 0, {
+    follow: true,
+    signal: opts.signal,
+    deadline: timeout === undefined ? undefined : Date.now() + timeout,
+    onTimeout: () => new errors.ProcessWaitTimeoutError(`no output of process ${native.id} matched ${String(pattern)} within ${timeout}ms; it keeps running`),
+  })
+  const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') }
+  const windows = { stdout: '', stderr: '' }
+  for (;;) {
+    const read = await cursor.next()
+    if (!read) break
+    for (const e of read.events) {
+      if (e.kind === 'stdout' || e.kind === 'stderr') {
+        if (which !== 'both' && which !== e.kind) continue
+        let w = windows[e.kind] + decoders[e.kind].decode(e.data, { stream: true })
+        if (w.length > LOG_WINDOW * 2) w = w.slice(w.length - LOG_WINDOW)
+        const match = test(w)
+        if (match !== null) return { stream: e.kind, text: w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w, match, cursor: e.cursor }
+        // Keep a window large enough for a match that spans chunks.
+        windows[e.kind] = w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w
+      } else {
+        const code = e.exit ? e.exit.code : undefined
+        throw new errors.ProcessExitedBeforeLogError(`process ${native.id} exited (code ${code}) before its output matched ${String(pattern)}`)
+      }
+    }
+  }
+  throw new errors.ProcessExitedBeforeLogError(`process ${native.id} exited before its output matched ${String(pattern)}`)
+}
+
+async function waitForPort(native, port, opts) {
+  opts = options(opts, 'waitForPort options')
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw invalidOption(`port must be an integer from 1 to 65535, got ${describe(port)}`)
+  }
+  const mode = opts.mode === undefined ? 'tcp' : opts.mode
+  if (mode !== 'tcp' && mode !== 'http') throw invalidOption(`mode must be 'tcp' or 'http', got ${describe(mode)}`)
+  const path = opts.path === undefined ? '/' : opts.path
+  if (typeof path !== 'string' || !path.startsWith('/') || /[\s\0]/.test(path)) throw invalidOption(`path must start with '/' and hold no whitespace, got ${describe(path)}`)
+  let min = 200
+  let max = 399
+  if (typeof opts.status === 'number') {
+    min = max = opts.status
+  } else if (opts.status !== undefined) {
+    if (typeof opts.status !== 'object' || opts.status === null) throw invalidOption('status must be a number or { min, max }')
+    min = opts.status.min
+    max = opts.status.max
+  }
+  for (const [n, v] of [['status.min', min], ['status.max', max]]) {
+    if (!Number.isInteger(v) || v < 100 || v > 999) throw invalidOption(`${n} must be an HTTP status from 100 to 999, got ${describe(v)}`)
+  }
+  if (min > max) throw invalidOption(`status.min (${min}) is above status.max (${max})`)
+  const interval = opts.interval === undefined ? 500 : checkMs('interval', opts.interval)
+  const timeout = checkMs('timeout', opts.timeout)
+  checkSignal(opts.signal)
+  const signal = opts.signal
+  const deadline = timeout === undefined ? undefined : Date.now() + timeout
+  let last = 'not probed yet'
+  for (;;) {
+    if (signal && signal.aborted) throw require('./util').abortError(signal)
+    const st = native.state()
+    if (st.done) {
+      throw new errors.ProcessExitedBeforeReadyError(`process ${native.id} exited (code ${st.exit.code}) before port ${port} was ready (${last})`)
+    }
+    const left = deadline === undefined ? Infinity : deadline - Date.now()
+    if (left <= 0) throw new errors.ProcessReadyTimeoutError(`port ${port} was not ready within ${timeout}ms (${last}); the process keeps running`)
+    const limit = Math.max(1, Math.min(2000, left))
+    const probe = await raceAbort(binding.probePort(port, mode === 'http' ? path : undefined, min, max, limit), signal)
+    if (probe.ready) return
+    last = probe.reason || 'not ready'
+    const pause = Math.min(interval, deadline === undefined ? interval : Math.max(0, deadline - Date.now()))
+    // Sleep, but wake early if the process ends, so "exited first" is reported promptly.
+    await raceAbort(native.waitDone(Math.max(1, pause)), signal)
+  }
+}
+
+async function kill(native, signal) {
+  if (signal === undefined) signal = 15
+  if (typeof signal !== 'number' || !Number.isInteger(signal) || signal < 1 || signal > 64) {
+    throw new errors.InvalidProcessSignalError(`signal must be an integer from 1 to 64, got ${describe(signal)}; nothing was sent`)
+  }
+  errors.call(() => native.signal(signal, signal === 9))
+}
+
+module.exports = { status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }

@@ -1,0 +1,78 @@
+'use strict'
+// The seed-002 face of one native process: `Process`, returned by `exec()` and `getProcess()`.
+
+const errors = require('./errors')
+const observe = require('./observe')
+
+class Process {
+  /** @internal */
+  constructor(native, manager, argv, cwd) {
+    this._native = native
+    this._manager = manager
+    this._argv = argv
+    this._cwd = cwd
+    this._exitCode = undefined
+  }
+
+  /** The process id in this manager (stable; names the process in log cursors). */
+  get id() {
+    return this._native.id
+  }
+
+  /** The OS pid of the root process (also its process group id). */
+  get pid() {
+    return this._native.pid
+  }
+
+  /**
+   * Resolves with the exit code once the whole process group has finished (the same boundary as
+   * `waitForExit()`). Created on first access, so an unobserved process does not keep Node alive.
+   */
+  get exitCode() {
+    if (!this._exitCode) this._exitCode = this._native.waitDone().then((st) => st.exit.code)
+    return this._exitCode
+  }
+
+  _check() {
+    if (this._manager._closed) throw new errors.StaleProcessHandleError(`process ${this.id} belongs to a closed process manager`)
+    if (!this._manager._records.has(this.id)) throw new errors.ProcessNotFoundError(`process ${this.id} is no longer tracked by its manager`)
+  }
+
+  async status() {
+    this._check()
+    return observe.status(this._native, { argv: this._argv, cwd: this._cwd })
+  }
+
+  async logs(options) {
+    this._check()
+    return observe.logs(this._native, options)
+  }
+
+  async output(options) {
+    this._check()
+    return observe.output(this._native, options)
+  }
+
+  async waitForExit(options) {
+    this._check()
+    return observe.waitForExit(this._native, options)
+  }
+
+  async waitForLog(pattern, options) {
+    this._check()
+    return observe.waitForLog(this._native, pattern, options)
+  }
+
+  async waitForPort(port, options) {
+    this._check()
+    return observe.waitForPort(this._native, port, options)
+  }
+
+  /** Sends a numeric signal (default 15, SIGTERM) to the whole group; never escalates. */
+  async kill(signal) {
+    this._check()
+    return observe.kill(this._native, signal)
+  }
+}
+
+module.exports = { Process }

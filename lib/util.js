@@ -1,0 +1,85 @@
+'use strict'
+// Small shared pieces: option checks, abortable sleeps and bounded native waits.
+
+const { invalidOption, ProcessAbortedError } = require('./errors')
+
+/** A non-negative integer (or undefined). `name` is used in the message. */
+function checkCount(name, v, { allowInfinity = false } = {}) {
+  if (v === undefined) return undefined
+  if (allowInfinity && v === Infinity) return Infinity
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+    throw invalidOption(`${name} must be a non-negative integer${allowInfinity ? ' or Infinity' : ''}, got ${describe(v)}`)
+  }
+  return v
+}
+
+/** A non-negative finite number of milliseconds (or undefined). */
+function checkMs(name, v) {
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw invalidOption(`${name} must be a non-negative finite number of milliseconds, got ${describe(v)}`)
+  }
+  return v
+}
+
+function describe(v) {
+  if (typeof v === 'string') return JSON.stringify(v)
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || v == null) return String(v)
+  return typeof v
+}
+
+function abortError(signal) {
+  const reason = signal && signal.reason
+  return new ProcessAbortedError('the wait was aborted; the process keeps running', { cause: reason })
+}
+
+function checkSignal(signal) {
+  if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal || (typeof signal === 'object' && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function'))) {
+    throw invalidOption('signal must be an AbortSignal')
+  }
+}
+
+/**
+ * Repeats `step(sliceMs)` (a bounded native wait) until `done(result)`, the deadline or the abort.
+ * Native waits are bounded so that an abandoned wait never keeps the event loop alive for long.
+ */
+async function boundedWait(step, done, { deadline, signal, onTimeout }) {
+  const SLICE = 1000
+  for (;;) {
+    if (signal && signal.aborted) throw abortError(signal)
+    let slice = SLICE
+    if (deadline !== undefined) {
+      const left = deadline - Date.now()
+      if (left <= 0) throw onTimeout()
+      slice = Math.min(slice, Math.max(1, Math.ceil(left)))
+    }
+    const r = await raceAbort(step(slice), signal)
+    if (done(r)) return r
+  }
+}
+
+/** Rejects with ProcessAbortedError as soon as `signal` aborts; the promise itself runs on. */
+function raceAbort(promise, signal) {
+  if (!signal) return promise
+  if (signal.aborted) return Promise.reject(abortError(signal))
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(v)
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(e)
+      },
+    )
+  })
+}
+
+function sleep(ms, signal) {
+  return raceAbort(new Promise((r) => setTimeout(r, ms)), signal)
+}
+
+module.exports = { checkCount, checkMs, checkSignal, describe, boundedWait, raceAbort, sleep, abortError }
