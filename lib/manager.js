@@ -40,6 +40,18 @@ function mergeEnv(...layers) {
   return [...out]
 }
 
+/** A copy of `argv` after checking it is a non-empty array of strings with a non-empty first. */
+function checkArgv(name, argv) {
+  if (!Array.isArray(argv)) throw new errors.InvalidProcessCommandError(`${name} must be an array of strings, got ${describe(argv)}`)
+  if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0] === '') {
+    throw new errors.InvalidProcessCommandError(`${name}[0] must be a non-empty string`)
+  }
+  argv.forEach((a, i) => {
+    if (typeof a !== 'string') throw new errors.InvalidProcessCommandError(`${name}[${i}] must be a string, got ${describe(a)}`)
+  })
+  return [...argv]
+}
+
 function checkLimits(limits) {
   if (limits === undefined) return undefined
   if (typeof limits !== 'object' || limits === null) throw errors.invalidOption(`limits must be an object, got ${describe(limits)}`)
@@ -133,7 +145,8 @@ class ProcessManager {
     const stdinMode = o.stdinMode === undefined ? 'pipe' : o.stdinMode
     if (stdinMode !== 'pipe' && stdinMode !== 'ignore') throw errors.invalidOption(`stdinMode must be 'pipe' or 'ignore', got ${describe(stdinMode)}`)
     const cwd = this._resolveCwd(o.cwd)
-    const argv = ['/bin/sh', '-c', command]
+    // `argv` (an executable and its arguments) runs without a shell; `command` is then its label.
+    const argv = o.argv === undefined ? ['/bin/sh', '-c', command] : checkArgv('argv', o.argv)
     let handle
     const wake = o.onStdout || o.onStderr ? () => handle && handle._drain() : undefined
     const native = await this._start(
@@ -151,8 +164,9 @@ class ProcessManager {
     )
     handle = new ProcessHandle(native, { manager: this, argv, cwd, timeout, command, onStdout: o.onStdout, onStderr: o.onStderr })
     handle._pumping = Boolean(wake)
-    // Output that arrived before `handle` existed is waiting for this first drain.
-    if (wake) handle._drain()
+    // Output that arrived before `handle` existed waits for this first drain, which runs after
+    // the caller got the handle (Mastra: the handle resolves before any output callback).
+    if (wake) setImmediate(() => handle._drain())
     this._handles.set(handle.pid, handle)
     this._track(native, argv, cwd)
     this._records.get(native.id).handle = handle

@@ -2,6 +2,7 @@
 //! plain objects with `Buffer`s, core errors become JS errors whose message starts with the
 //! stable code in brackets (`[PROCESS_SPAWN_FAILED] …`), which `index.js` turns into typed classes.
 
+mod bytes;
 mod error;
 mod options;
 mod process;

@@ -1,12 +1,14 @@
 //! `NativeProcess`: the JS-visible handle on one core `Process`. Both JS faces (the Mastra
 //! `ProcessHandle` and the seed-002 `Process`) are views over one of these.
 
+use super::bytes::JsBytes;
 use super::error::{invalid, to_napi};
 use super::options::{to_spec, NativeSpawnOptions};
 use crate::core::output_log::{EventBody, ExitInfo, LogEvent, Stream};
 use crate::core::process::{Process, State};
 use crate::core::readiness::{probe_once, Probe, ProbeResult};
 use crate::core::{cursor, group, process};
+use bytes::{Bytes, BytesMut};
 use napi::bindgen_prelude::{Buffer, Status};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -71,14 +73,14 @@ pub struct NativeRetained {
 }
 
 /// One contiguous run of output for the listener pump (consecutive chunks of one stream merged).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeChunk {
     /// 0 = stdout, 1 = stderr.
     pub stream: u8,
-    pub data: Buffer,
+    pub data: JsBytes,
 }
 
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativePumpBatch {
     pub chunks: Vec<NativeChunk>,
     /// The pump's position was evicted before it read it (only without backpressure).
@@ -88,20 +90,20 @@ pub struct NativePumpBatch {
 }
 
 /// One log event as the seed-002 face needs it.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeLogEvent {
     pub seq: f64,
     /// "stdout" | "stderr" | "exited" | "error"
     pub kind: String,
     pub at_ms: f64,
     pub cursor: String,
-    pub data: Option<Buffer>,
+    pub data: Option<JsBytes>,
     pub exit: Option<NativeExit>,
     pub error_code: Option<String>,
     pub error_message: Option<String>,
 }
 
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeLogRead {
     pub truncated: bool,
     pub events: Vec<NativeLogEvent>,
@@ -154,8 +156,7 @@ fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
     match e.body {
         EventBody::Output(s, b) => {
             out.kind = s.as_str().into();
-            // An exact-size copy: Buffer::from(Vec) hands the whole capacity to JS.
-            out.data = Some(b.to_vec().into());
+            out.data = Some(JsBytes(b));
         }
         EventBody::Exited(x) => {
             out.kind = "exited".into();
@@ -295,32 +296,49 @@ impl NativeProcess {
         Ok(NativeRetained { text: self.inner.retained_text(s), dropped_bytes: self.inner.retained_dropped(s) as f64 })
     }
 
-    /// Everything the pump has not seen yet, merged per stream run.
+    /// Everything the pump has not seen yet: consecutive output of one stream merged, in pieces
+    /// of at most 64 KiB (larger strings land in V8's large-object space, which only a full GC
+    /// frees: a fast producer would then grow the heap by gigabytes).
     #[napi]
     pub fn pump_drain(&self) -> NativePumpBatch {
+        const PIECE: usize = 64 * 1024;
         let read = self.inner.pump_drain();
         let mut batch = NativePumpBatch { chunks: Vec::new(), truncated: read.truncated, ended: false };
-        let mut run: Option<(u8, Vec<u8>)> = None;
+        // Pieces of at most PIECE bytes: slices of one event where possible (no copy), small
+        // neighbours of one stream merged.
+        let mut run: Option<(u8, BytesMut)> = None;
+        let flush = |run: &mut Option<(u8, BytesMut)>, chunks: &mut Vec<NativeChunk>| {
+            if let Some((k, buf)) = run.take() {
+                chunks.push(NativeChunk { stream: k, data: JsBytes(buf.freeze()) });
+            }
+        };
         for e in read.events {
-            match e.body {
-                EventBody::Output(s, b) => {
-                    let k = if s == Stream::Stdout { 0 } else { 1 };
-                    match &mut run {
-                        Some((rk, buf)) if *rk == k => buf.extend_from_slice(&b),
-                        _ => {
-                            if let Some((rk, buf)) = run.take() {
-                                batch.chunks.push(NativeChunk { stream: rk, data: buf.into() });
-                            }
-                            run = Some((k, b.to_vec()));
-                        }
-                    }
+            let EventBody::Output(s, b) = e.body else {
+                batch.ended = true;
+                continue;
+            };
+            let k = if s == Stream::Stdout { 0 } else { 1 };
+            let mut rest: Bytes = b;
+            while !rest.is_empty() {
+                let merge = matches!(&run, Some((rk, buf)) if *rk == k && buf.len() + rest.len().min(PIECE) <= PIECE);
+                if merge {
+                    let (_, buf) = run.as_mut().expect("checked");
+                    let take = (PIECE - buf.len()).min(rest.len());
+                    buf.extend_from_slice(&rest.split_to(take));
+                    continue;
                 }
-                _ => batch.ended = true,
+                flush(&mut run, &mut batch.chunks);
+                if rest.len() >= PIECE / 2 {
+                    let piece = rest.split_to(PIECE.min(rest.len()));
+                    batch.chunks.push(NativeChunk { stream: k, data: JsBytes(piece) });
+                } else {
+                    let mut buf = BytesMut::with_capacity(PIECE);
+                    buf.extend_from_slice(&rest.split_to(rest.len()));
+                    run = Some((k, buf));
+                }
             }
         }
-        if let Some((rk, buf)) = run {
-            batch.chunks.push(NativeChunk { stream: rk, data: buf.into() });
-        }
+        flush(&mut run, &mut batch.chunks);
         batch
     }
 

@@ -1,0 +1,94 @@
+// 3: spawn latency with a big parent. Run as `node heap-child.mjs <GiB> <n>`: allocates <GiB> of
+// Buffers (off the V8 heap, but in this process's address space, every page touched), then spawns
+// `/bin/true` n times per contender, interleaved, and prints one JSON line.
+// fork() copies the parent's page tables, so child_process.spawn slows down as the parent grows;
+// posix_spawn (CLONE_VM | CLONE_VFORK) does not.
+
+import cp from 'node:child_process'
+import { performance } from 'node:perf_hooks'
+import { CHILD_ENV, procvisor } from '../lib/setup.mjs'
+import { median, p99 } from '../lib/stats.mjs'
+
+const now = () => performance.now()
+const gib = Number(process.argv[2])
+const n = Number(process.argv[3])
+
+const { ProcessManager } = procvisor()
+const pm = new ProcessManager()
+
+const contenders = [
+  {
+    name: 'procvisor exec(argv)',
+    async run() {
+      const a = now()
+      const p = pm.exec(['/bin/true'])
+      const sync = now() - a
+      await (await p).exitCode
+      return sync
+    },
+  },
+  {
+    name: "procvisor spawn('true')",
+    async run() {
+      const a = now()
+      const p = pm.spawn('true')
+      const sync = now() - a
+      const h = await p
+      await h.wait()
+      pm.release(h.pid)
+      return sync
+    },
+  },
+  {
+    name: 'child_process.spawn',
+    run: () =>
+      new Promise((resolve, reject) => {
+        const a = now()
+        const c = cp.spawn('/bin/true', [], { env: CHILD_ENV })
+        const sync = now() - a
+        c.on('error', reject)
+        c.on('close', () => resolve(sync))
+      }),
+  },
+]
+
+for (const c of contenders) for (let i = 0; i < 5; i++) await c.run()
+
+const keep = []
+const tAlloc = now()
+let left = gib * 2 ** 30
+while (left > 0) {
+  const size = Math.min(left, 256 * 2 ** 20)
+  const b = Buffer.allocUnsafeSlow(size)
+  b.fill(1)
+  keep.push(b)
+  left -= size
+}
+const allocSecs = (now() - tAlloc) / 1000
+
+const lat = new Map(contenders.map((c) => [c.name, []]))
+const sync = new Map(contenders.map((c) => [c.name, []]))
+for (let i = 0; i < n; i++) {
+  for (const c of contenders) {
+    const a = now()
+    const s = await c.run()
+    lat.get(c.name).push((now() - a) * 1000)
+    sync.get(c.name).push(s * 1000)
+  }
+}
+await pm.close()
+const out = {
+  gib,
+  n,
+  allocSecs,
+  rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
+  results: contenders.map((c) => ({
+    name: c.name,
+    latP50: median(lat.get(c.name)),
+    latP99: p99(lat.get(c.name)),
+    syncP50: median(sync.get(c.name)),
+    syncP99: p99(sync.get(c.name)),
+  })),
+}
+process.stdout.write(JSON.stringify(out) + '\n')
+keep.length = 0

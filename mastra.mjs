@@ -1,0 +1,27 @@
+// procvisor/mastra, ES module entry: the procvisor-backed Mastra classes built over the ES module
+// build of the application's @mastra/core/workspace (the one `import ... from '@mastra/core/workspace'`
+// gives), so `instanceof LocalSandbox` and Mastra's base-class behaviour are the application's own.
+// See mastra.js for the implementation (shared with the CommonJS entry) and mastra.d.ts for the API.
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const { defineMastraClasses, shellQuote } = require('./mastra.js')
+
+let workspace
+try {
+  workspace = await import('@mastra/core/workspace')
+} catch (err) {
+  if (err && (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
+    throw new Error('procvisor/mastra needs @mastra/core (>= 1.71.0) installed next to procvisor: npm install @mastra/core', { cause: err })
+  }
+  throw err
+}
+
+const classes = defineMastraClasses(workspace)
+
+export const NativeProcessHandle = classes.NativeProcessHandle
+export const NativeProcessManager = classes.NativeProcessManager
+export const NativeLocalSandbox = classes.NativeLocalSandbox
+/** Alias of NativeLocalSandbox, for `import { LocalSandbox } from 'procvisor/mastra'`. */
+export const LocalSandbox = classes.NativeLocalSandbox
+export { defineMastraClasses, shellQuote }

@@ -1,0 +1,40 @@
+//! Output bytes handed to JS as a `Buffer` *copied into V8's memory* (`napi_create_buffer_copy`).
+//! An external buffer (`Buffer::from(Vec)`) is invisible to V8's GC heuristics: a fast producer
+//! then piles up hundreds of megabytes of dead buffers behind a tiny heap (measured: +800 MB RSS
+//! for 1 GiB through a listener). A copy is accounted, so garbage is collected in step.
+
+use bytes::Bytes;
+use napi::bindgen_prelude::{check_status, sys, FromNapiValue, ToNapiValue, TypeName, ValueType};
+
+pub struct JsBytes(pub Bytes);
+
+impl TypeName for JsBytes {
+    fn type_name() -> &'static str {
+        "Buffer"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for JsBytes {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let mut out = std::ptr::null_mut();
+        let mut data = std::ptr::null_mut();
+        // SAFETY: `val.0` is valid for its length; napi copies it before returning.
+        check_status!(
+            unsafe { sys::napi_create_buffer_copy(env, val.0.len(), val.0.as_ptr().cast(), &mut data, &mut out) },
+            "failed to create an output Buffer"
+        )?;
+        Ok(out)
+    }
+}
+
+impl FromNapiValue for JsBytes {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+        // SAFETY: forwarded to napi's own Buffer conversion.
+        let b = unsafe { napi::bindgen_prelude::Buffer::from_napi_value(env, value)? };
+        Ok(JsBytes(Bytes::copy_from_slice(&b)))
+    }
+}
