@@ -35,7 +35,6 @@ class Process {
 
   _check() {
     if (this._manager._closed) throw new errors.StaleProcessHandleError(`process ${this.id} belongs to a closed process manager`)
-    if (!this._manager._records.has(this.id)) throw new errors.ProcessNotFoundError(`process ${this.id} is no longer tracked by its manager`)
   }
 
   async status() {
