@@ -1,0 +1,50 @@
+// Compile-time checks of index.d.ts: the documented shapes must type-check, and misuse must not.
+import {
+  ProcessManager,
+  ProcessHandle,
+  Process,
+  InvalidProcessCwdError,
+  InvalidProcessOptionError,
+  type CommandResult,
+  type ProcessStatus,
+  type ProcessLogEvent,
+} from '../../index.js'
+
+export async function mastraSurface(pm: ProcessManager): Promise<number> {
+  const h: ProcessHandle = await pm.spawn('echo hi', { timeout: 1000, onStdout: (d: string) => void d, stdinMode: 'ignore', maxRetainedBytes: Infinity })
+  const pid: string = h.pid
+  const code: number | undefined = h.exitCode
+  const r: CommandResult = await h.wait({ onStderr: (d) => void d })
+  const killed: boolean = await h.kill()
+  await h.sendStdin('x')
+  h.reader.pipe(h.writer)
+  // @ts-expect-error stdinMode only takes 'pipe' | 'ignore'
+  await pm.spawn('x', { stdinMode: 'inherit' })
+  const list = await pm.list()
+  const maybe: ProcessHandle | undefined = await pm.get(pid)
+  void [code, killed, list, maybe]
+  return r.exitCode
+}
+
+export async function processesApi(pm: ProcessManager): Promise<void> {
+  const p: Process = await pm.exec(['node', '--version'], { cwd: '/tmp', env: { A: 'b' }, timeout: 10 })
+  const text: string = (await p.output({ encoding: 'utf8' })).stdout
+  const bytes: Uint8Array = (await p.output()).stdout
+  const exitCode: number = await p.exitCode
+  const st: ProcessStatus = await p.status()
+  if (st.state === 'exited') {
+    const c: number = st.exit.code
+    void c
+  }
+  const stream: ReadableStream<ProcessLogEvent> = await p.logs({ since: 'c', replay: true, follow: true })
+  const m = await p.waitForLog(/ready/, { stream: 'both' })
+  const s: 'stdout' | 'stderr' = m.stream
+  await p.waitForPort(3000, { mode: 'http', status: { min: 200, max: 299 } })
+  await p.kill(9)
+  // @ts-expect-error argv, not a string
+  await pm.exec('node --version')
+  const e = new InvalidProcessCwdError('x')
+  const code: 'INVALID_PROCESS_CWD' = e.code
+  const r: RangeError = new InvalidProcessOptionError('x')
+  void [text, bytes, exitCode, stream, s, code, r]
+}
