@@ -173,11 +173,9 @@ class ProcessManager {
     if (o.abortSignal) {
       const signal = o.abortSignal
       if (signal.aborted) handle.kill()
-      else {
-        const onAbort = () => handle.kill()
-        signal.addEventListener('abort', onAbort, { once: true })
-        handle._finish().then(() => signal.removeEventListener('abort', onAbort))
-      }
+      // No cleanup wait here: a pending native wait would keep Node alive for the process's
+      // whole life. A late abort finds the process exited and kill() returns false.
+      else signal.addEventListener('abort', () => handle.kill(), { once: true })
     }
     return handle
   }

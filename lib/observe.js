@@ -5,7 +5,7 @@
 
 const { binding } = require('./native')
 const errors = require('./errors')
-const { checkMs, checkSignal, boundedWait, raceAbort, sleep, describe, invalidOption } = {
+const { checkMs, checkSignal, boundedWait, raceAbort, abortError, describe, invalidOption } = {
   ...require('./util'),
   invalidOption: errors.invalidOption,
 }
@@ -88,7 +88,7 @@ function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
     async next() {
       if (ended) return null
       for (;;) {
-        if (signal && signal.aborted) throw require('./util').abortError(signal)
+        if (signal && signal.aborted) throw abortError(signal)
         let wait
         if (follow) {
           wait = 1000
@@ -116,7 +116,7 @@ async function logs(native, opts) {
   const follow = opts.follow === true
   const signal = opts.signal
   const cursor = logCursor(native, startPosition(native, opts), { follow, signal })
-  if (signal && signal.aborted) throw require('./util').abortError(signal)
+  if (signal && signal.aborted) throw abortError(signal)
   let sawTerminal = false
   return new ReadableStream(
     {
@@ -282,7 +282,7 @@ async function waitForPort(native, port, opts) {
   const deadline = timeout === undefined ? undefined : Date.now() + timeout
   let last = 'not probed yet'
   for (;;) {
-    if (signal && signal.aborted) throw require('./util').abortError(signal)
+    if (signal && signal.aborted) throw abortError(signal)
     const st = native.state()
     if (st.done) {
       throw new errors.ProcessExitedBeforeReadyError(`process ${native.id} exited (code ${st.exit.code}) before port ${port} was ready (${last})`)

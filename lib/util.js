@@ -78,8 +78,4 @@ function raceAbort(promise, signal) {
   })
 }
 
-function sleep(ms, signal) {
-  return raceAbort(new Promise((r) => setTimeout(r, ms)), signal)
-}
-
-module.exports = { checkCount, checkMs, checkSignal, describe, boundedWait, raceAbort, sleep, abortError }
+module.exports = { checkCount, checkMs, checkSignal, describe, boundedWait, raceAbort, abortError }
