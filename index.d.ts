@@ -75,6 +75,11 @@ export interface SpawnProcessOptions {
   gracePeriod?: number
   /** Resource limits for this process. */
   limits?: ProcessLimits
+  /**
+   * Runs this argv (executable, then arguments) without a shell instead of `/bin/sh -c command`;
+   * `command` is then only the label shown by `list()`. Used for isolation wrappers.
+   */
+  argv?: readonly string[]
 }
 
 /** What `list()` returns per tracked handle. */

@@ -7,7 +7,7 @@
 const { Readable, Writable } = require('node:stream')
 const errors = require('./errors')
 const observe = require('./observe')
-const { describe } = require('./util')
+const { checkSignal, describe } = require('./util')
 
 const STREAMS = ['stdout', 'stderr']
 
@@ -33,6 +33,9 @@ function addListeners(sets, o) {
 class ProcessHandle {
   /** @internal */
   constructor(native, init) {
+    if (!native || typeof native.state !== 'function' || !init) {
+      throw errors.invalidOption('ProcessHandle is created by ProcessManager.spawn(), not by new')
+    }
     this._native = native
     this._manager = init.manager
     this._argv = init.argv
@@ -47,6 +50,7 @@ class ProcessHandle {
     this._reader = undefined
     this._writer = undefined
     this._process = undefined
+    this._stdinTail = Promise.resolve()
     /** The command as given to spawn (Mastra sets it after spawn; writable). */
     this.command = init.command
     addListeners(this._listeners, init)
@@ -144,6 +148,7 @@ class ProcessHandle {
   async wait(options) {
     const o = options === undefined || options === null ? {} : options
     if (typeof o !== 'object') throw errors.invalidOption(`wait options must be an object, got ${describe(o)}`)
+    checkSignal(o.abortSignal, 'abortSignal')
     const added = addListeners(this._listeners, o)
     if (added.length > 0) this._ensurePump()
     const signal = o.abortSignal
@@ -198,6 +203,8 @@ class ProcessHandle {
    * `true`, without waiting for the exit. With a numeric `signal` (1–64), sends that instead.
    */
   async kill(signal) {
+    // A bad signal is refused whether or not the process is still running.
+    if (signal !== undefined) observe.checkKillSignal(signal)
     if (this.exitCode !== undefined) return false
     if (signal === undefined) {
       const sent = this._native.signal(9, true)
@@ -212,20 +219,43 @@ class ProcessHandle {
     if (code !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${this.pid} has already exited with code ${code}`)
   }
 
-  /** Writes to stdin; resolves once written. Writes are kept in order. */
+  /**
+   * Runs stdin operations one after another, in call order. Each native call is a task of its
+   * own on the runtime, so calls made without awaiting (`sendStdin(a); sendStdin(b);
+   * closeStdin()`) could otherwise reach the pipe in any order, and the EOF overtake the writes.
+   */
+  _stdinQueue(op) {
+    const run = this._stdinTail.then(() => errors.call(op)).catch((e) => {
+      // The process died while the write was queued: report Mastra's exit code (124/128), not
+      // the raw one the native side saw.
+      const exit = this._native.state().exit
+      if (e instanceof errors.ProcessAlreadyExitedError && exit) {
+        throw new errors.ProcessAlreadyExitedError(`Process ${this.pid} has already exited with code ${mastraExitCode(exit)}`)
+      }
+      throw e
+    })
+    this._stdinTail = run.then(
+      () => {},
+      () => {},
+    )
+    return run
+  }
+
+  /** Writes to stdin; resolves once written. Writes (and `closeStdin`) happen in call order. */
   async sendStdin(data) {
     this._stdinCheck()
     let buf
     if (typeof data === 'string') buf = Buffer.from(data, 'utf8')
-    else if (data instanceof Uint8Array) buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    // A copy: the caller may reuse its buffer as soon as this returns.
+    else if (data instanceof Uint8Array) buf = Buffer.from(data)
     else throw errors.invalidOption(`sendStdin data must be a string or Uint8Array, got ${describe(data)}`)
-    await errors.call(() => this._native.writeStdin(buf))
+    await this._stdinQueue(() => this._native.writeStdin(buf))
   }
 
-  /** Sends EOF on stdin. Idempotent; rejects after exit or when stdin was ignored. */
+  /** Sends EOF on stdin after the writes made before it. Idempotent; rejects after exit or when stdin was ignored. */
   async closeStdin() {
     this._stdinCheck()
-    await errors.call(() => this._native.closeStdin())
+    await this._stdinQueue(() => this._native.closeStdin())
   }
 
   /** stdout as a Node Readable (created on first use; replays retained output, ends at exit). */

@@ -30,7 +30,7 @@ after(async () => {
   }
 })
 
-describe('Process Management', () => {
+describe('Process Management', { timeout: 20000 }, () => {
   describe('spawn', () => {
     it('spawns a process and returns a handle with pid', async () => {
       const handle = await processes.spawn('echo hello')
@@ -225,7 +225,7 @@ describe('Process Management', () => {
     })
 
     it('closing twice is a no-op; closing after exit rejects', async () => {
-      const handle = await processes.spawn('cat')
+      const handle = await processes.spawn('cat; sleep 0.2')
       await handle.closeStdin()
       await handle.closeStdin()
       await handle.wait()
@@ -453,7 +453,7 @@ describe('Process Management', () => {
   })
 })
 
-describe('Command Execution', () => {
+describe('Command Execution', { timeout: 20000 }, () => {
   it('executes a simple command', async () => {
     const result = await sandbox.executeCommand('echo', ['hello'])
     assert.equal(result.exitCode, 0)

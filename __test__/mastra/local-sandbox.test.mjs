@@ -3,7 +3,7 @@
 // NativeLocalSandbox with real processes, plus what procvisor does beyond Mastra: the whole group
 // (grandchildren included) dies on timeout and stop(), SIGKILL follows an ignored SIGTERM, and no
 // child outlives the Node process.
-import { after, afterEach, beforeEach, describe, it } from 'node:test'
+import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import * as fs from 'node:fs/promises'
@@ -20,7 +20,7 @@ import {
 } from '@mastra/core/workspace'
 import * as mastraEntry from 'procvisor/mastra'
 import { NativeLocalSandbox, NativeProcessHandle, NativeProcessManager } from 'procvisor/mastra'
-import { ROOT, alive, collector, eventually, sleep, tempDir } from './helpers.mjs'
+import { ROOT, alive, collector, eventually, tempDir } from './helpers.mjs'
 
 let tmp
 let sandbox
@@ -40,7 +40,7 @@ afterEach(async () => {
   await fs.rm(tmp, { recursive: true, force: true })
 })
 
-describe('module', () => {
+describe('module', { timeout: 20000 }, () => {
   it('the one-line swap: NativeLocalSandbox is a LocalSandbox of the app’s own @mastra/core', async () => {
     assert.equal(mastraEntry.LocalSandbox, NativeLocalSandbox)
     assert.ok(sandbox instanceof LocalSandbox)
@@ -68,7 +68,7 @@ describe('module', () => {
   })
 })
 
-describe('constructor', () => {
+describe('constructor', { timeout: 20000 }, () => {
   it('should create sandbox with default values', () => {
     const defaultSandbox = new NativeLocalSandbox()
     assert.equal(defaultSandbox.provider, 'local')
@@ -85,7 +85,7 @@ describe('constructor', () => {
   })
 })
 
-describe('clone', () => {
+describe('clone', { timeout: 20000 }, () => {
   it('constructs an unstarted sibling inheriting configuration (a NativeLocalSandbox)', () => {
     const template = make({ workingDirectory: tmp, env: { BASE: '1' } })
     const child = template.clone({ id: 'mc-project-1' })
@@ -134,7 +134,7 @@ describe('clone', () => {
   })
 })
 
-describe('lifecycle', () => {
+describe('lifecycle', { timeout: 20000 }, () => {
   it('should start, stop and destroy', async () => {
     assert.equal(sandbox.status, 'pending')
     assert.deepEqual(await sandbox._start(), { outcome: 'connected' })
@@ -188,7 +188,7 @@ describe('lifecycle', () => {
   })
 })
 
-describe('env overlay (setEnv)', () => {
+describe('env overlay (setEnv)', { timeout: 20000 }, () => {
   it('makes setEnv values visible to real processes and supports rotation', async () => {
     sandbox.setEnv((env) => ({ ...env, DEMO_TOKEN: 'tok_first' }))
     const first = await sandbox.executeCommand('printenv', ['DEMO_TOKEN'])
@@ -204,7 +204,7 @@ describe('env overlay (setEnv)', () => {
   })
 })
 
-describe('executeCommand', () => {
+describe('executeCommand', { timeout: 20000 }, () => {
   beforeEach(async () => {
     await sandbox._start()
   })
@@ -309,7 +309,7 @@ describe('executeCommand', () => {
   })
 })
 
-describe('spawn failure handling', () => {
+describe('spawn failure handling', { timeout: 20000 }, () => {
   beforeEach(async () => {
     await sandbox._start()
   })
@@ -327,16 +327,19 @@ describe('spawn failure handling', () => {
     assert.match(result.stderr, /not found/i)
   })
 
-  it('rejects a bad maxRetainedBytes with a RangeError before anything runs', async () => {
+  it('rejects a bad maxRetainedBytes (or timeout) with a RangeError before anything runs', async () => {
     for (const bad of [-1, 1.5, NaN]) {
       await assert.rejects(sandbox.processes.spawn('touch should-not-exist', { maxRetainedBytes: bad }), RangeError)
+    }
+    for (const bad of [-1, Infinity]) {
+      await assert.rejects(sandbox.processes.spawn('touch should-not-exist', { timeout: bad }), RangeError)
     }
     assert.deepEqual(await sandbox.processes.list(), [])
     await assert.rejects(fs.stat(path.join(tmp, 'should-not-exist')))
   })
 })
 
-describe('timeout handling', () => {
+describe('timeout handling', { timeout: 20000 }, () => {
   beforeEach(async () => {
     await sandbox._start()
   })
@@ -375,7 +378,7 @@ describe('timeout handling', () => {
   })
 })
 
-describe('environment variables', () => {
+describe('environment variables', { timeout: 20000 }, () => {
   it('should use configured env vars, overridden by execution env', async () => {
     const envSandbox = make({ workingDirectory: tmp, env: { PATH: process.env.PATH, CONFIGURED_VAR: 'configured-value', OVERRIDE_VAR: 'original' } })
     await envSandbox._start()
@@ -418,7 +421,7 @@ describe('environment variables', () => {
   })
 })
 
-describe('isolation', () => {
+describe('isolation', { timeout: 20000 }, () => {
   it('runs the argv of wrapCommandForIsolation() without a shell', async () => {
     // A stand-in backend: the wrapper's argv reaches exec as is (no expansion, no word splitting).
     sandbox.isolation = 'bwrap'
@@ -445,7 +448,7 @@ describe('isolation', () => {
   })
 })
 
-describe('beyond Mastra', () => {
+describe('beyond Mastra', { timeout: 20000 }, () => {
   it('no child outlives the Node process (Mastra spawns detached, so its children would)', async () => {
     const script = `
       import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}
@@ -511,14 +514,20 @@ describe('beyond Mastra', () => {
     assert.deepEqual(replies, Array.from({ length: 200 }, (_, n) => ({ id: n, sq: n * n })))
   })
 
+  it('stdin operations made without awaiting reach the pipe in call order', async () => {
+    const h = await sandbox.processes.spawn('cat')
+    const ops = []
+    for (let i = 0; i < 50; i++) ops.push(h.sendStdin(`${i},`))
+    ops.push(h.closeStdin())
+    await Promise.all(ops)
+    const r = await h.wait()
+    assert.equal(r.stdout, Array.from({ length: 50 }, (_, i) => `${i},`).join(''))
+  })
+
   it('the procvisor handle underneath is reachable (waitForLog)', async () => {
     const h = await sandbox.processes.spawn('sleep 0.1; echo ready; sleep 30')
     await h.nativeHandle.waitForLog(/ready/, { timeout: 5000 })
     assert.ok(await eventually(() => h.stdout.includes('ready'), 2000))
     assert.equal(await sandbox.processes.kill(h.pid), true)
   })
-})
-
-after(async () => {
-  await sleep(0)
 })

@@ -31,7 +31,7 @@ after(async () => {
   await fs.rm(dir, { recursive: true, force: true })
 })
 
-describe('LSP over handle.reader / handle.writer', () => {
+describe('LSP over handle.reader / handle.writer', { timeout: 60000 }, () => {
   it('typescript-language-server answers initialize and publishes diagnostics for a type error', async () => {
     const handle = await sandbox.processes.spawn(`${SERVER} --stdio`, { cwd: dir })
     assert.equal(handle.exitCode, undefined) // Mastra's LSP liveness check
@@ -105,7 +105,7 @@ describe('LSP over handle.reader / handle.writer', () => {
   })
 })
 
-describe("Mastra's LSP client (Workspace lsp) on NativeLocalSandbox", () => {
+describe("Mastra's LSP client (Workspace lsp) on NativeLocalSandbox", { timeout: 60000 }, () => {
   it('getDiagnostics reports the type error through sandbox.processes', async () => {
     const spawned = []
     const spawn = sandbox.processes.spawn
