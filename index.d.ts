@@ -18,17 +18,18 @@ import type { Readable, Writable } from 'node:stream'
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Per-process resource limits, applied to the root process with `prlimit` right after it starts
- * (Linux; the child runs its first instructions before the limit applies). Children inherit them.
+ * Per-process resource limits (soft = hard = the value, capped at the current hard limit), set in
+ * the child before exec, so they hold from its first instruction and bind everything it forks.
+ * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
  */
 export interface ProcessLimits {
   /** RLIMIT_AS: bytes of virtual address space. */
   addressSpace?: number
-  /** RLIMIT_CPU: seconds of CPU time; the process gets SIGXCPU, then SIGKILL. */
+  /** RLIMIT_CPU: seconds of CPU time; the process is killed (SIGKILL) at the limit. */
   cpuSeconds?: number
   /** RLIMIT_NOFILE: open file descriptors. */
   openFiles?: number
-  /** RLIMIT_FSIZE: largest file the process may write, in bytes (SIGXFSZ beyond). */
+  /** RLIMIT_FSIZE: largest file the process may write, in bytes (writes beyond fail with EFBIG). */
   fileSize?: number
   /** RLIMIT_NPROC: processes of the user (not enforced for root). */
   processes?: number

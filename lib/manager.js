@@ -8,7 +8,7 @@ const { binding, realm } = require('./native')
 const errors = require('./errors')
 const { ProcessHandle } = require('./handle')
 const { Process } = require('./process')
-const { checkCount, checkMs, describe } = require('./util')
+const { checkCount, checkMs, checkSignal, describe } = require('./util')
 
 const DEFAULT_RETAINED = 1024 * 1024
 /** Exited processes the seed-002 face keeps for later reads, as the peer does. */
@@ -52,12 +52,23 @@ function checkArgv(name, argv) {
   return [...argv]
 }
 
+/**
+ * Milliseconds as the native side takes them: whole (a fraction rounds up, so 1.5 is not refused
+ * as "not an integer") and at most Number.MAX_SAFE_INTEGER (about 285,000 years: a larger finite
+ * timeout cannot expire in practice, so it is treated as that).
+ */
+function nativeMs(ms) {
+  return ms === undefined ? undefined : Math.min(Math.ceil(ms), Number.MAX_SAFE_INTEGER)
+}
+
 function checkLimits(limits) {
   if (limits === undefined) return undefined
-  if (typeof limits !== 'object' || limits === null) throw errors.invalidOption(`limits must be an object, got ${describe(limits)}`)
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) throw errors.invalidOption(`limits must be an object, got ${describe(limits)}`)
   const out = {}
   for (const k of ['addressSpace', 'cpuSeconds', 'openFiles', 'fileSize', 'processes']) {
     if (limits[k] !== undefined) out[k] = checkCount(`limits.${k}`, limits[k])
+    // Leave a limit out for "unlimited"; above 2^53 - 1 the number is no longer exact.
+    if (out[k] > Number.MAX_SAFE_INTEGER) throw errors.invalidOption(`limits.${k} must be at most Number.MAX_SAFE_INTEGER, got ${describe(limits[k])}`)
   }
   for (const k of Object.keys(limits)) {
     if (!(k in out) && limits[k] !== undefined) throw errors.invalidOption(`unknown limit ${JSON.stringify(k)}`)
@@ -142,6 +153,11 @@ class ProcessManager {
     if (retain !== Infinity && retain > Number.MAX_SAFE_INTEGER) retain = Infinity
     const timeout = checkMs('timeout', o.timeout)
     const grace = checkMs('gracePeriod', o.gracePeriod)
+    // Checked before anything runs: a bad value found after the spawn would leave the process behind.
+    checkSignal(o.abortSignal, 'abortSignal')
+    for (const key of ['onStdout', 'onStderr']) {
+      if (o[key] !== undefined && o[key] !== null && typeof o[key] !== 'function') throw errors.invalidOption(`${key} must be a function, got ${describe(o[key])}`)
+    }
     const stdinMode = o.stdinMode === undefined ? 'pipe' : o.stdinMode
     if (stdinMode !== 'pipe' && stdinMode !== 'ignore') throw errors.invalidOption(`stdinMode must be 'pipe' or 'ignore', got ${describe(stdinMode)}`)
     const cwd = this._resolveCwd(o.cwd)
@@ -155,8 +171,8 @@ class ProcessManager {
         env: this._baseEnv(o.env),
         cwd,
         stdinPipe: stdinMode === 'pipe',
-        timeoutMs: timeout ? timeout : undefined,
-        graceMs: grace,
+        timeoutMs: timeout ? nativeMs(timeout) : undefined,
+        graceMs: nativeMs(grace),
         retainBytes: retain === Infinity ? undefined : retain,
         limits: checkLimits(o.limits),
       },
@@ -240,8 +256,8 @@ class ProcessManager {
       env: this._baseEnv(o.env),
       cwd,
       stdinPipe: false,
-      timeoutMs: timeout ? timeout : undefined,
-      graceMs: checkMs('gracePeriod', o.gracePeriod),
+      timeoutMs: timeout ? nativeMs(timeout) : undefined,
+      graceMs: nativeMs(checkMs('gracePeriod', o.gracePeriod)),
       retainBytes: 0,
       limits: checkLimits(o.limits),
     })

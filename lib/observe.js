@@ -94,8 +94,10 @@ function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
           wait = 1000
           if (deadline !== undefined) {
             const left = deadline - Date.now()
-            if (left <= 0) throw onTimeout()
-            wait = Math.min(wait, Math.ceil(left))
+            // Past the deadline only a live process times out: the log of one that is over is
+            // complete and is read to its end without waiting (`timeout: 0` is "what is there").
+            if (left <= 0 && !native.state().done) throw onTimeout()
+            wait = Math.min(wait, Math.max(0, Math.ceil(left)))
           }
         }
         const read = await raceAbort(errors.call(() => native.readLog(after, LOG_BATCH_BYTES, wait)), signal)
@@ -113,6 +115,9 @@ function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
 async function logs(native, opts) {
   opts = options(opts, 'logs options')
   checkSignal(opts.signal)
+  for (const k of ['replay', 'follow']) {
+    if (opts[k] !== undefined && typeof opts[k] !== 'boolean') throw invalidOption(`${k} must be a boolean, got ${describe(opts[k])}`)
+  }
   const follow = opts.follow === true
   const signal = opts.signal
   const cursor = logCursor(native, startPosition(native, opts), { follow, signal })
@@ -299,12 +304,16 @@ async function waitForPort(native, port, opts) {
   }
 }
 
-async function kill(native, signal) {
-  if (signal === undefined) signal = 15
+function checkKillSignal(signal) {
   if (typeof signal !== 'number' || !Number.isInteger(signal) || signal < 1 || signal > 64) {
     throw new errors.InvalidProcessSignalError(`signal must be an integer from 1 to 64, got ${describe(signal)}; nothing was sent`)
   }
+}
+
+async function kill(native, signal) {
+  if (signal === undefined) signal = 15
+  checkKillSignal(signal)
   errors.call(() => native.signal(signal, signal === 9))
 }
 
-module.exports = { status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }
+module.exports = { status, waitForExit, logs, output, waitForLog, waitForPort, kill, checkKillSignal, logCursor, iso, toExit }

@@ -7,6 +7,9 @@ const observe = require('./observe')
 class Process {
   /** @internal */
   constructor(native, manager, argv, cwd) {
+    if (!native || typeof native.state !== 'function' || !manager) {
+      throw errors.invalidOption('Process is created by ProcessManager.exec() or getProcess(), not by new')
+    }
     this._native = native
     this._manager = manager
     this._argv = argv

@@ -33,9 +33,9 @@ function abortError(signal) {
   return new ProcessAbortedError('the wait was aborted; the process keeps running', { cause: reason })
 }
 
-function checkSignal(signal) {
+function checkSignal(signal, name = 'signal') {
   if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal || (typeof signal === 'object' && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function'))) {
-    throw invalidOption('signal must be an AbortSignal')
+    throw invalidOption(`${name} must be an AbortSignal, got ${describe(signal)}`)
   }
 }
 
@@ -48,13 +48,17 @@ async function boundedWait(step, done, { deadline, signal, onTimeout }) {
   for (;;) {
     if (signal && signal.aborted) throw abortError(signal)
     let slice = SLICE
+    let last = false
     if (deadline !== undefined) {
       const left = deadline - Date.now()
-      if (left <= 0) throw onTimeout()
-      slice = Math.min(slice, Math.max(1, Math.ceil(left)))
+      // At or past the deadline, one last look that does not wait: `timeout: 0` on a process
+      // that is already over returns its result rather than a timeout.
+      last = left <= 0
+      slice = Math.min(slice, Math.max(0, Math.ceil(left)))
     }
     const r = await raceAbort(step(slice), signal)
     if (done(r)) return r
+    if (last) throw onTimeout()
   }
 }
 

@@ -5,7 +5,7 @@ use super::error::invalid;
 use crate::core::command::{Limits, SpawnSpec, StdinMode};
 use napi_derive::napi;
 
-/// Resource limits applied to the child right after spawn (Linux `prlimit`).
+/// Resource limits set in the child before exec (`setrlimit`), so they hold from its first instruction.
 #[napi(object)]
 #[derive(Default, Clone)]
 pub struct NativeLimits {

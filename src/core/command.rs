@@ -15,8 +15,9 @@ pub enum StdinMode {
     Ignore,
 }
 
-/// Per-process resource limits applied with `prlimit` (Linux) right after spawn, so the spawn itself
-/// keeps the fast path (a `pre_exec` closure would force fork + exec).
+/// Per-process resource limits, set with `setrlimit` in the child before exec, so they hold from
+/// its first instruction. A process with limits is spawned by fork + exec (a `pre_exec` closure
+/// leaves the posix_spawn fast path); one without keeps the fast path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Limits {
     pub address_space: Option<u64>,

@@ -51,6 +51,12 @@ impl AsyncPipe {
         }
     }
 
+    /// Waits until a read would not block (data, EOF or an error) without reading. The readiness
+    /// is kept, so the next `read` finds it at once.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.fd.readable().await.map(drop)
+    }
+
     /// One read without waiting: `WouldBlock` when nothing is buffered.
     pub fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         raw_read(self.fd.get_ref(), buf)

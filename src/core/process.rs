@@ -124,10 +124,26 @@ pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if spec.limits != Limits::default() {
+        let limits = spec.limits;
+        // Limits are set in the child between fork and exec, so they hold from the program's
+        // first instruction and bind everything it forks. Set with prlimit() after the spawn,
+        // the child ran unlimited for about a millisecond: long enough for a shell to open
+        // descriptors past `openFiles` (seen in 2 runs out of 3), and whatever it forked then was
+        // never limited. A pre_exec closure costs the posix_spawn fast path (std forks and
+        // execs), so only the processes that ask for limits pay for it, off the JS thread.
+        // SAFETY: the closure runs in the forked child and only makes getrlimit/setrlimit
+        // syscalls, which are async-signal-safe; it neither allocates nor takes a lock.
+        unsafe {
+            cmd.pre_exec(move || {
+                set_limits(&limits);
+                Ok(())
+            });
+        }
+    }
     let mut child = cmd.spawn().map_err(|e| spawn_error(&spec, &program, e))?;
     let pid = child.id();
     watchdog::register(pid as i32);
-    apply_limits(pid, &spec.limits);
 
     let stdout: OwnedFd = child.stdout.take().expect("stdout is piped").into();
     let stderr: OwnedFd = child.stderr.take().expect("stderr is piped").into();
@@ -205,26 +221,31 @@ fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -
     CoreError::SpawnFailed { program: program.display().to_string(), reason: format!("{code}: {e}"), errno }
 }
 
-#[cfg(target_os = "linux")]
-fn apply_limits(pid: u32, limits: &Limits) {
-    let set = |resource: libc::__rlimit_resource_t, v: Option<u64>| {
-        if let Some(v) = v {
-            let lim = libc::rlimit64 { rlim_cur: v, rlim_max: v };
-            // SAFETY: plain syscall on a pid we just spawned and have not reaped.
-            unsafe { libc::prlimit64(pid as i32, resource, &lim, std::ptr::null_mut()) };
-        }
-    };
-    set(libc::RLIMIT_AS, limits.address_space);
-    set(libc::RLIMIT_CPU, limits.cpu_seconds);
-    set(libc::RLIMIT_NOFILE, limits.open_files);
-    set(libc::RLIMIT_FSIZE, limits.file_size);
-    set(libc::RLIMIT_NPROC, limits.processes);
+/// Sets each given limit as both the soft and the hard limit, capped at the current hard limit
+/// (an unprivileged process cannot raise it, and its current limit is then the stricter one).
+/// Runs in the forked child before exec: syscalls only.
+fn set_limits(limits: &Limits) {
+    set_limit(libc::RLIMIT_AS, limits.address_space);
+    set_limit(libc::RLIMIT_CPU, limits.cpu_seconds);
+    set_limit(libc::RLIMIT_NOFILE, limits.open_files);
+    set_limit(libc::RLIMIT_FSIZE, limits.file_size);
+    set_limit(libc::RLIMIT_NPROC, limits.processes);
 }
 
-#[cfg(not(target_os = "linux"))]
-fn apply_limits(_pid: u32, limits: &Limits) {
-    // macOS has no prlimit for another process; limits are a Linux feature (documented).
-    let _ = limits;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+type Resource = libc::__rlimit_resource_t;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+type Resource = libc::c_int;
+
+fn set_limit(resource: Resource, value: Option<u64>) {
+    let Some(v) = value else { return };
+    let v = v as libc::rlim_t;
+    let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit on the calling process with valid pointers.
+    unsafe {
+        let max = if libc::getrlimit(resource, &mut old) == 0 { old.rlim_max.min(v) } else { v };
+        libc::setrlimit(resource, &libc::rlimit { rlim_cur: max, rlim_max: max });
+    }
 }
 
 fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
@@ -291,6 +312,10 @@ impl Process {
         info.timed_out = timed_out;
         info.killed = self.kill_requested.load(Ordering::Acquire);
         self.update(|s| s.root_exit = Some(info));
+        // Writes to stdin are refused from now on, so let the writer task end and close our end
+        // of the pipe. Held until the handle was dropped, it cost one descriptor per exited
+        // process that a program kept a handle to (Mastra's `list()` keeps them all).
+        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).take();
 
         // Phase 2: wait for the output to drain and the group to empty.
         let mut state_rx = self.state.subscribe();
@@ -327,11 +352,21 @@ impl Process {
         let Ok(mut reader) = pipe::AsyncPipe::new(fd) else {
             return;
         };
-        let mut buf = vec![0u8; 256 * 1024];
+        // The read buffer is allocated at the first output, not at spawn: an idle child (a server
+        // waiting for requests, a `sleep`) then costs no buffer at all. Allocated up front, the
+        // 2 × 256 KiB made 1,000 idle children cost about 250 MB of RSS.
+        const BUF: usize = 256 * 1024;
+        let mut buf: Vec<u8> = Vec::new();
         let mut drain = self.drain.subscribe();
         loop {
             let r = tokio::select! {
-                r = reader.read(&mut buf) => Some(r),
+                r = async {
+                    if buf.is_empty() {
+                        reader.readable().await?;
+                        buf = vec![0u8; BUF];
+                    }
+                    reader.read(&mut buf).await
+                } => Some(r),
                 _ = async { let _ = drain.wait_for(|d| *d).await; } => None,
             };
             match r {
@@ -342,11 +377,17 @@ impl Process {
                 }
                 None => {
                     // The group is gone; take what is buffered without waiting for writers outside it.
+                    if buf.is_empty() {
+                        buf = vec![0u8; BUF];
+                    }
                     while let Ok(n) = reader.read_now(&mut buf) {
                         if n == 0 {
                             break;
                         }
                         self.push_output(stream, &buf[..n]);
+                        // A full pipe (1 MiB) drained at once would overrun a listener pump
+                        // that lags; the group is dead, so waiting here holds nothing up.
+                        self.pump_backpressure().await;
                     }
                     break;
                 }
@@ -470,8 +511,12 @@ impl Process {
         self.texts().retained[stream_index(stream)].dropped_bytes()
     }
 
+    /// The newest sequence number in the log. Read from the log itself: the `log_seq` watch is
+    /// published just after the append, outside the lock, so a reader that has just been handed
+    /// event N could see N - 1 there and have its next position refused as past the end (or its
+    /// cursor as from the future). That made about 1 in 20 `output()` calls on a fast writer fail.
     pub fn last_seq(&self) -> u64 {
-        *self.log_seq.borrow()
+        self.texts().log.last_seq()
     }
 
     pub fn log_evicted_any(&self) -> bool {

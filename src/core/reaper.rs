@@ -39,3 +39,16 @@ fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
     // SAFETY: fd is a fresh descriptor we own.
     Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn a_pidfd_can_be_opened_for_our_child() {
+        // Without a pidfd every live child costs a blocked thread of the blocking pool.
+        let mut child = std::process::Command::new("/bin/sleep").arg("5").spawn().expect("spawn sleep");
+        let fd = super::pidfd_open(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(fd.is_some(), "pidfd_open failed: {}", std::io::Error::last_os_error());
+    }
+}

@@ -221,3 +221,61 @@ async fn tcp_and_http_probes_see_a_real_server() {
     let http = Probe::Http { path: "/".into(), min: 500, max: 599 };
     assert_eq!(probe_once(port, &http, d).await, ProbeResult::Ready);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdin_is_closed_once_the_root_exits() {
+    // A background child keeps a copy of stdin (fd 3) and reads it to EOF after the root exits.
+    // EOF only comes when our write end is closed: it must be, at the root's exit, not when the
+    // last handle is dropped (we hold `p` for the whole test).
+    let p = start(sh("exec 3<&0; { cat <&3 >/dev/null; echo eof; } & exit 0"));
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+    assert_eq!(st.root_exit.unwrap().code, 0);
+    assert_eq!(p.retained_text(Stream::Stdout), "eof\n");
+    assert!(p.write_stdin(bytes::Bytes::from_static(b"x")).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_position_just_read_is_never_past_the_end() {
+    // Readers validate their next position against `last_seq()`; it must already cover every
+    // event a read has handed out, even while the writer is appending.
+    for _ in 0..20 {
+        let p = start(sh("i=0; while [ $i -lt 300 ]; do echo $i; i=$((i+1)); done"));
+        let mut after = 0;
+        loop {
+            let read = p.read_log_now(after, usize::MAX);
+            assert!(read.next <= p.last_seq(), "read up to {} but last_seq() is {}", read.next, p.last_seq());
+            after = read.next;
+            if p.state().done() && after == p.last_seq() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_hold_from_the_first_instruction() {
+    // The shell's first act is to open descriptors 3 to 9; `open_files: 8` allows 0–7 only.
+    // Limits set after the spawn let this through about two times in three.
+    for _ in 0..20 {
+        let mut spec = sh("for i in 3 4 5 6 7 8 9; do eval \"exec $i</dev/null\" || exit 3; done; echo escaped");
+        spec.limits.open_files = Some(8);
+        let p = start(spec);
+        let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+        assert_ne!(st.root_exit.unwrap().code, 0);
+        assert_eq!(p.retained_text(Stream::Stdout), "");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_above_the_hard_limit_is_capped_not_refused() {
+    let mut spec = sh("ulimit -n; ulimit -Hn");
+    spec.limits.open_files = Some(u64::MAX - 1);
+    let p = start(spec);
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+    assert_eq!(st.root_exit.unwrap().code, 0);
+    let out = p.retained_text(Stream::Stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0], lines[1], "soft = hard");
+}

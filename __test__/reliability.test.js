@@ -1,0 +1,301 @@
+'use strict'
+// Reliability (issue 6): quick versions of the soak (soak/scenarios.js, the same code as
+// `npm run soak` at small sizes), bytes that are not UTF-8, output at exit, and running out of
+// descriptors or processes. Real processes only; the figures come from /proc, not from procvisor.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+const procvisor = require('..')
+const { ProcessManager, liveProcessCount } = procvisor
+const soak = require('../soak/scenarios')
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-rel-'))
+const pm = new ProcessManager({ workingDirectory: tmp })
+test.after(() => pm.close())
+
+// A leak of one descriptor per spawn would show as hundreds here; a few are the runtime's own.
+const FD_SLACK = 5
+const RSS_SLACK_MB = 64
+
+function assertClean(r, label) {
+  assert.ok(r.after.fds - r.before.fds <= FD_SLACK, `${label}: descriptors ${r.before.fds} → ${r.after.fds}`)
+  assert.ok(r.after.rssMB - r.before.rssMB <= RSS_SLACK_MB, `${label}: RSS ${r.before.rssMB} → ${r.after.rssMB} MB`)
+  assert.equal(r.after.children, 0, `${label}: children left`)
+  assert.equal(r.after.zombies, 0, `${label}: zombies left`)
+  assert.equal(r.after.live, 0, `${label}: liveProcessCount`)
+}
+
+test.describe('soak, quick', () => {
+  test('400 spawn/wait cycles (both faces, 4 in flight): no descriptor, process or memory left', async () => {
+    const r = await soak.cycles(400)
+    assertClean(r, 'cycles')
+    assert.equal(r.badExits, 0)
+    assert.equal(r.leftovers, 0)
+    assert.ok(r.after.fds - r.mid.fds <= FD_SLACK, `second half: ${r.mid.fds} → ${r.after.fds}`)
+  })
+
+  test('exited handles that are kept hold no descriptor (stdin is closed at exit)', async () => {
+    const r = await soak.keptHandles(200)
+    assert.equal(r.kept, 200)
+    assert.ok(r.after.fds - r.before.fds <= FD_SLACK, `descriptors ${r.before.fds} → ${r.after.fds} with 200 handles held`)
+  })
+
+  test('200 alive at once, then killed: all alive during, nothing after, no thread per child', async () => {
+    const r = await soak.alive(200)
+    assert.equal(r.during.live, 200)
+    assert.equal(r.during.children, 200)
+    // Each child is waited for with a pidfd, not a blocked thread.
+    assert.ok(r.during.threads - r.before.threads <= 4, `threads ${r.before.threads} → ${r.during.threads}`)
+    assertClean(r, 'alive')
+    assert.equal(r.leftovers, 0)
+  })
+
+  test('kill storms: while spawning, during close, twice, after exit, from many handles at once', async () => {
+    const r = await soak.killStorms(30)
+    assert.deepEqual(r.unexpected, [])
+    assert.equal(r.leftovers, 0)
+    assert.equal(r.launched + r.refused, 30)
+    assert.equal(r.after.children, 0)
+    assert.equal(r.after.live, 0)
+  })
+
+  test('stdin writes racing exit resolve or fail with a stdin code, never hang', async () => {
+    const r = await soak.stdinRace(60)
+    assert.deepEqual(r.unexpected, [])
+    assert.equal(Object.values(r.outcomes).reduce((a, b) => a + b, 0), r.calls)
+    assert.equal(r.leftovers, 0)
+    assert.equal(r.after.children, 0)
+  })
+
+  test('stdin calls made without awaiting reach the child in call order, EOF last', async () => {
+    const h = await pm.spawn('cat', { maxRetainedBytes: Infinity })
+    const calls = []
+    for (let i = 0; i < 300; i++) calls.push(h.sendStdin(i % 2 ? `${i}\n` : Buffer.from(`${i}\n`)))
+    calls.push(h.closeStdin())
+    await Promise.all(calls)
+    const r = await h.wait()
+    assert.deepEqual(r.stdout.split('\n').filter(Boolean).map(Number), Array.from({ length: 300 }, (_, i) => i))
+  })
+
+  test('sendStdin copies its buffer: reusing it at once does not change what is written', async () => {
+    const h = await pm.spawn('cat', { maxRetainedBytes: Infinity })
+    const buf = Buffer.from('first\n')
+    const p = h.sendStdin(buf)
+    buf.write('XXXXX\n')
+    await p
+    await h.closeStdin()
+    assert.equal((await h.wait()).stdout, 'first\n')
+  })
+
+  test('a paused logs() stream while the child floods: bounded memory, one run in order after each truncated event', async () => {
+    const r = await soak.floodPausedLogs(1_000_000)
+    assert.equal(r.exit, 0)
+    assert.ok(r.peakGrowthMB < 100, `peak RSS +${r.peakGrowthMB.toFixed(1)} MB`)
+    assert.ok(r.truncatedEvents >= 1)
+    assert.equal(r.terminal, 1)
+    assert.equal(r.inOrder, true)
+    assert.equal(r.lastLine, 1_000_000)
+  })
+
+  test('a paused reader while the child floods: bounded memory, an unbroken prefix, then PROCESS_OUTPUT_TRUNCATED', async () => {
+    const r = await soak.floodPausedReader(1_000_000)
+    assert.equal(r.exit, 0)
+    assert.ok(r.peakGrowthMB < 100, `peak RSS +${r.peakGrowthMB.toFixed(1)} MB`)
+    assert.equal(r.readerEnded, 'PROCESS_OUTPUT_TRUNCATED')
+    assert.equal(r.prefixInOrder, true)
+    assert.equal(r.retainedBytes, 1024 * 1024)
+    assert.equal(r.retainedInOrder, true)
+    assert.equal(r.retainedLast, 1_000_000)
+  })
+
+  test('a slow onStdout listener on a flood: the child is slowed down, every line arrives once, in order', async () => {
+    const r = await soak.floodSlowListener(1_000_000)
+    assert.equal(r.exit, 0)
+    assert.ok(r.peakGrowthMB < 100, `peak RSS +${r.peakGrowthMB.toFixed(1)} MB`)
+    assert.equal(r.gotLines, 1_000_000)
+    assert.equal(r.inOrder, true)
+  })
+})
+
+// ---- bytes ---------------------------------------------------------------------------------------
+
+const BAD = Buffer.concat([
+  Buffer.from('ok '),
+  Buffer.from([0xff, 0xfe]), // never valid in UTF-8
+  Buffer.from([0xc3, 0x28]), // a lead byte followed by a non-continuation
+  Buffer.from([0xc0, 0xaf]), // overlong
+  Buffer.from([0xed, 0xa0, 0x80]), // a UTF-16 surrogate
+  Buffer.from([0xf4, 0x90, 0x80, 0x80]), // above U+10FFFF
+  Buffer.from(' é🙂 '),
+  Buffer.from(Array.from({ length: 256 }, (_, i) => i)), // every byte value, NUL included
+  Buffer.from(' tail '),
+  Buffer.from([0xe2, 0x82]), // cut short at the very end
+])
+const BAD_TEXT = BAD.toString('utf8') // WHATWG decoding: one U+FFFD per maximal bad subpart
+const badFile = path.join(tmp, 'bad.bin')
+fs.writeFileSync(badFile, BAD)
+
+/** Deterministic pseudo-random bytes (xorshift32). */
+function noise(n, seed = 0x9e3779b9) {
+  const out = Buffer.alloc(n)
+  let x = seed
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    out[i] = x & 0xff
+  }
+  return out
+}
+const NOISE = noise(1024 * 1024)
+const noiseFile = path.join(tmp, 'noise.bin')
+fs.writeFileSync(noiseFile, NOISE)
+
+async function readAll(readable) {
+  const parts = []
+  for await (const c of readable) parts.push(c)
+  return Buffer.concat(parts)
+}
+
+async function logBytes(p, type) {
+  const parts = []
+  for await (const e of await p.logs({ replay: true, follow: true })) if (e.type === type) parts.push(Buffer.from(e.data))
+  return Buffer.concat(parts)
+}
+
+test.describe('bytes', () => {
+  test('sanity: the sample has replacement characters and a NUL', () => {
+    assert.ok(BAD_TEXT.includes('\ufffd'))
+    assert.ok(BAD_TEXT.includes('\u0000'))
+    assert.ok(BAD_TEXT.endsWith(' tail \ufffd'))
+  })
+
+  test('byte APIs pass invalid UTF-8 and binary through unchanged: output(), logs(), reader', async () => {
+    const p = await pm.exec(['cat', badFile])
+    const out = await p.output()
+    assert.deepEqual(Buffer.from(out.stdout), BAD)
+    assert.deepEqual(await logBytes(p, 'stdout'), BAD)
+    const e = await pm.exec(['/bin/sh', '-c', 'cat "$0" >&2', badFile])
+    assert.deepEqual(Buffer.from((await e.output()).stderr), BAD)
+    assert.deepEqual(await logBytes(e, 'stderr'), BAD)
+    const h = await pm.spawn(`cat ${badFile}`)
+    assert.deepEqual(await readAll(h.reader), BAD)
+  })
+
+  test('text views give U+FFFD, exactly as WHATWG decoding: stdout/stderr, listeners, wait(), output(utf8)', async () => {
+    let seenOut = ''
+    let seenErr = ''
+    const h = await pm.spawn(`cat ${badFile}; cat ${badFile} >&2`, { onStdout: (d) => (seenOut += d), onStderr: (d) => (seenErr += d) })
+    const r = await h.wait()
+    assert.equal(r.stdout, BAD_TEXT)
+    assert.equal(r.stderr, BAD_TEXT)
+    assert.equal(h.stdout, BAD_TEXT)
+    assert.equal(h.stderr, BAD_TEXT)
+    assert.equal(seenOut, BAD_TEXT)
+    assert.equal(seenErr, BAD_TEXT)
+    const p = await pm.exec(['cat', badFile])
+    const out = await p.output({ encoding: 'utf8' })
+    assert.equal(out.stdout, BAD_TEXT)
+    // Matching still works past the bad bytes.
+    const m = await (await pm.exec(['cat', badFile])).waitForLog(/tail/)
+    assert.equal(m.match, 'tail')
+  })
+
+  test('bad and split sequences across separate writes decode as if in one piece', async () => {
+    // E2 82 | 28 F0 9F | 99 82 20 65 6E 64 E2, each part a separate write 30 ms apart.
+    const script = "printf '\\342\\202'; sleep 0.03; printf '(\\360\\237'; sleep 0.03; printf '\\231\\202 end\\342'"
+    const whole = Buffer.from([0xe2, 0x82, 0x28, 0xf0, 0x9f, 0x99, 0x82, 0x20, 0x65, 0x6e, 0x64, 0xe2])
+    let seen = ''
+    const h = await pm.spawn(script, { onStdout: (d) => (seen += d) })
+    const r = await h.wait()
+    assert.equal(r.stdout, whole.toString('utf8'))
+    assert.equal(seen, whole.toString('utf8'))
+    assert.equal(r.stdout, '\ufffd(🙂 end\ufffd')
+    const p = await pm.exec(['/bin/sh', '-c', script])
+    assert.deepEqual(Buffer.from((await p.output()).stdout), whole)
+  })
+
+  test('output is never lost when the process exits (or is killed) right after writing: 50 sizes, both faces', async () => {
+    const sizes = [0, 1, 2, 3, 4095, 4096, 4097, 65535, 65536, 65537, 131072, 262143, 262144, 262145, 500000, 1000000]
+    for (let i = 0; i < 50; i++) {
+      const n = i < sizes.length ? sizes[i] : (i * 7919 * 31) % 300_000
+      const expected = NOISE.subarray(0, n)
+      const p = await pm.exec(['head', '-c', String(n), noiseFile])
+      const out = await p.output()
+      assert.equal(out.stdout.length, n, `exec head -c ${n}`)
+      assert.ok(Buffer.from(out.stdout).equals(expected), `exec head -c ${n}: bytes differ`)
+      const script = i % 2 ? `head -c ${n} ${noiseFile}` : `head -c ${n} ${noiseFile}; kill -9 $$`
+      const h = await pm.spawn(script, { maxRetainedBytes: 0 })
+      const got = await readAll(h.reader)
+      assert.ok(got.equals(expected), `spawn "${script}": got ${got.length} of ${n} bytes`)
+      const r = await h.wait()
+      assert.equal(r.exitCode, i % 2 ? 0 : 128)
+      pm.release(h.pid)
+    }
+  })
+})
+
+// ---- resources -----------------------------------------------------------------------------------
+
+const EXHAUST = path.join(__dirname, 'fixtures', 'exhaust.js')
+
+function runExhaust(argv) {
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', timeout: 40_000 })
+  const line = (r.stdout || '').split('\n').find((l) => l.startsWith('RESULT '))
+  assert.ok(line, `no result (status ${r.status}, signal ${r.signal}): ${r.stderr}`)
+  const result = JSON.parse(line.slice(7))
+  assert.equal(result.hung, undefined, 'the fixture hung')
+  assert.equal(result.crashed, undefined, `the fixture crashed: ${result.crashed}`)
+  assert.equal(r.status, 0, r.stderr)
+  return result
+}
+
+function assertExhausted(result, errno) {
+  assert.ok(result.rounds.length > 0)
+  for (const round of result.rounds) {
+    assert.ok(round.launched > 0, 'some processes started before the limit')
+    for (const f of [round.failure, round.mastra]) {
+      assert.ok(f, 'the limit was never reached')
+      assert.equal(f.code, 'PROCESS_SPAWN_FAILED', JSON.stringify(f))
+      assert.equal(f.name, 'ProcessSpawnFailedError')
+      assert.match(f.message, new RegExp(errno))
+    }
+    assert.equal(round.liveAfterKill, 0, 'what was started is still killed and reaped')
+    assert.equal(round.recovered, 'recovered\nagain\n', 'spawning works again once resources are back')
+  }
+  assert.equal(result.liveAtEnd, 0)
+}
+
+test.describe('resources', () => {
+  test('out of descriptors (ulimit -n 64): PROCESS_SPAWN_FAILED with EMFILE, then recovery', () => {
+    const result = runExhaust(['/bin/sh', '-c', `ulimit -n 64 && exec "${process.execPath}" "${EXHAUST}" fds`])
+    assert.equal(result.rounds.length, 4)
+    assertExhausted(result, 'EMFILE')
+  })
+
+  test('out of processes (RLIMIT_NPROC 40, as a non-root user): PROCESS_SPAWN_FAILED with EAGAIN, then recovery', (t) => {
+    // The kernel does not enforce RLIMIT_NPROC for root (uid 0, CAP_SYS_RESOURCE or CAP_SYS_ADMIN),
+    // so as root the fixture runs as "nobody" through setpriv.
+    const prlimit = spawnSync('prlimit', ['--version']).status === 0
+    const setpriv = spawnSync('setpriv', ['--version']).status === 0
+    const root = process.getuid() === 0
+    if (!prlimit || (root && !setpriv)) {
+      t.skip(`NOT RUN: needs prlimit${root ? ' and setpriv' : ''} (util-linux) to lower RLIMIT_NPROC for a non-root child`)
+      return
+    }
+    const drop = root ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+    const result = runExhaust(['prlimit', '--nproc=40', ...drop, process.execPath, EXHAUST, 'procs'])
+    assert.notEqual(result.uid, 0)
+    assertExhausted(result, 'EAGAIN')
+  })
+})
+
+test('nothing of this file is left running', async () => {
+  await pm.close()
+  await soak.settle()
+  assert.equal(liveProcessCount(), 0)
+  assert.deepEqual(soak.children(), { live: 0, zombies: 0 })
+})
