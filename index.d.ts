@@ -158,9 +158,10 @@ export declare class ProcessHandle {
   /** Sends EOF. Idempotent while running; rejects after exit or when stdin is ignored. */
   closeStdin(): Promise<void>
   /**
-   * stdout as a Node Readable (created on first use, replays retained output, ends at exit). If it
-   * falls more than the bounded log (1 MiB / 10,000 events) behind, it errors with
-   * {@link ProcessOutputTruncatedError} rather than skip bytes silently.
+   * stdout as a Node Readable (created on first use, replays retained output, ends at exit). It
+   * loses nothing: while it is not read, the child is held back (as with a paused
+   * `child_process` stream). Created after output was already evicted from the bounded log, it
+   * errors with {@link ProcessOutputTruncatedError} rather than skip bytes silently.
    */
   readonly reader: Readable
   /** stdin as a Node Writable; `end()` closes stdin. */

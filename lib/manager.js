@@ -6,7 +6,7 @@
 const path = require('node:path')
 const { binding, realm } = require('./native')
 const errors = require('./errors')
-const { ProcessHandle } = require('./handle')
+const { ProcessHandle, scheduleDrain } = require('./handle')
 const { Process } = require('./process')
 const { checkCount, checkMs, checkSignal, describe } = require('./util')
 
@@ -93,6 +93,7 @@ class ProcessManager {
     /** @internal seed-002 records: id → { native, argv, cwd, view }. */
     this._records = new Map()
     this._closed = false
+    this._inserts = 0
   }
 
   _assertOpen() {
@@ -120,14 +121,24 @@ class ProcessManager {
   }
 
   _track(native, argv, cwd) {
-    this._records.set(native.id, { native, argv, cwd, view: undefined })
-    this._prune()
+    this._records.set(native.id, { native, argv, cwd, view: undefined, endedAt: undefined })
+    this._prune(false)
   }
 
-  /** Forgets exited records beyond the newest KEEP_EXITED. */
-  _prune() {
+  /**
+   * Forgets exited records beyond the newest KEEP_EXITED. Amortized on the spawn path (once per
+   * KEEP_EXITED inserts: a pass asks every record for its state), exact for lookups.
+   */
+  _prune(exact = true) {
+    if (!exact && ++this._inserts % KEEP_EXITED !== 0) return
     const exited = []
-    for (const [id, r] of this._records) if (r.native.state().done) exited.push([id, r.native.state().endedAtMs])
+    for (const [id, r] of this._records) {
+      if (r.endedAt === undefined) {
+        const st = r.native.state()
+        if (st.done) r.endedAt = st.endedAtMs
+      }
+      if (r.endedAt !== undefined) exited.push([id, r.endedAt])
+    }
     if (exited.length <= KEEP_EXITED) return
     exited.sort((a, b) => a[1] - b[1])
     for (const [id] of exited.slice(0, exited.length - KEEP_EXITED)) this._records.delete(id)
@@ -164,7 +175,7 @@ class ProcessManager {
     // `argv` (an executable and its arguments) runs without a shell; `command` is then its label.
     const argv = o.argv === undefined ? ['/bin/sh', '-c', command] : checkArgv('argv', o.argv)
     let handle
-    const wake = o.onStdout || o.onStderr ? () => handle && handle._drain() : undefined
+    const wake = o.onStdout || o.onStderr ? () => handle && scheduleDrain(handle) : undefined
     const native = await this._start(
       {
         argv,
@@ -182,7 +193,7 @@ class ProcessManager {
     handle._pumping = Boolean(wake)
     // Output that arrived before `handle` existed waits for this first drain, which runs after
     // the caller got the handle (Mastra: the handle resolves before any output callback).
-    if (wake) setImmediate(() => handle._drain())
+    if (wake) scheduleDrain(handle)
     this._handles.set(handle.pid, handle)
     this._track(native, argv, cwd)
     this._records.get(native.id).handle = handle

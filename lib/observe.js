@@ -3,6 +3,7 @@
 // one native process): status, logs, output, waitForExit, waitForLog, waitForPort, kill.
 // Observation is not control: a timeout or abort here ends the caller's wait, never the process.
 
+const { StringDecoder } = require('node:string_decoder')
 const { binding } = require('./native')
 const errors = require('./errors')
 const { checkMs, checkSignal, boundedWait, raceAbort, abortError, describe, invalidOption } = {
@@ -235,7 +236,7 @@ async function waitForLog(native, pattern, opts) {
     deadline: timeout === undefined ? undefined : Date.now() + timeout,
     onTimeout: () => new errors.ProcessWaitTimeoutError(`no output of process ${native.id} matched ${String(pattern)} within ${timeout}ms; it keeps running`),
   })
-  const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') }
+  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') }
   const windows = { stdout: '', stderr: '' }
   for (;;) {
     const read = await cursor.next()
@@ -243,7 +244,7 @@ async function waitForLog(native, pattern, opts) {
     for (const e of read.events) {
       if (e.kind === 'stdout' || e.kind === 'stderr') {
         if (which !== 'both' && which !== e.kind) continue
-        let w = windows[e.kind] + decoders[e.kind].decode(e.data, { stream: true })
+        let w = windows[e.kind] + decoders[e.kind].write(e.data)
         if (w.length > LOG_WINDOW * 2) w = w.slice(w.length - LOG_WINDOW)
         const match = test(w)
         if (match !== null) return { stream: e.kind, text: w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w, match, cursor: e.cursor }

@@ -3,10 +3,12 @@
 
 const errors = require('./errors')
 const observe = require('./observe')
+const { ProcessView } = require('./view')
 
-class Process {
+class Process extends ProcessView {
   /** @internal */
   constructor(native, manager, argv, cwd) {
+    super()
     if (!native || typeof native.state !== 'function' || !manager) {
       throw errors.invalidOption('Process is created by ProcessManager.exec() or getProcess(), not by new')
     }
@@ -34,40 +36,6 @@ class Process {
   get exitCode() {
     if (!this._exitCode) this._exitCode = this._native.waitDone().then((st) => st.exit.code)
     return this._exitCode
-  }
-
-  _check() {
-    if (this._manager._closed) throw new errors.StaleProcessHandleError(`process ${this.id} belongs to a closed process manager`)
-  }
-
-  async status() {
-    this._check()
-    return observe.status(this._native, { argv: this._argv, cwd: this._cwd })
-  }
-
-  async logs(options) {
-    this._check()
-    return observe.logs(this._native, options)
-  }
-
-  async output(options) {
-    this._check()
-    return observe.output(this._native, options)
-  }
-
-  async waitForExit(options) {
-    this._check()
-    return observe.waitForExit(this._native, options)
-  }
-
-  async waitForLog(pattern, options) {
-    this._check()
-    return observe.waitForLog(this._native, pattern, options)
-  }
-
-  async waitForPort(port, options) {
-    this._check()
-    return observe.waitForPort(this._native, port, options)
   }
 
   /** Sends a numeric signal (default 15, SIGTERM) to the whole group; never escalates. */

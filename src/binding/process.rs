@@ -179,10 +179,12 @@ pub async fn spawn_process(options: NativeSpawnOptions, on_wake: Option<WakeFn>)
     let owner = options.owner as u64;
     let spec = to_spec(options)?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
-    let proc = process::spawn(spec, id, owner).map_err(to_napi)?;
-    if let Some(wake) = on_wake {
-        install_pump(&proc, wake, true);
-    }
+    let pump = on_wake.map(|wake| -> Box<dyn Fn() + Send + Sync> {
+        Box::new(move || {
+            wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        })
+    });
+    let proc = process::spawn_with_pump(spec, id, owner, pump).map_err(to_napi)?;
     Ok(NativeProcess { inner: proc })
 }
 
@@ -340,6 +342,18 @@ impl NativeProcess {
         }
         flush(&mut run, &mut batch.chunks);
         batch
+    }
+
+    /// Holds the producer back for a byte-stream reader that has consumed everything up to
+    /// sequence number `seq`; `null` releases the hold.
+    #[napi]
+    pub fn set_reader_hold(&self, seq: Option<f64>) -> napi::Result<()> {
+        let seq = match seq {
+            Some(v) => Some(seq_arg("seq", v)?),
+            None => None,
+        };
+        self.inner.set_reader_hold(seq);
+        Ok(())
     }
 
     /// Removes the pump (the child is no longer slowed down for it).

@@ -50,6 +50,8 @@ pub struct LogEvent {
     /// Milliseconds since the Unix epoch.
     pub at_ms: u64,
     pub body: EventBody,
+    /// Output bytes appended to the log up to and including this event.
+    pub end_offset: u64,
 }
 
 impl LogEvent {
@@ -80,6 +82,7 @@ pub struct OutputLog {
     max_events: usize,
     evicted: u64,
     evicted_bytes: u64,
+    total_bytes: u64,
     closed: bool,
 }
 
@@ -103,6 +106,7 @@ impl OutputLog {
             max_events: max_events.max(1),
             evicted: 0,
             evicted_bytes: 0,
+            total_bytes: 0,
             closed: false,
         }
     }
@@ -118,7 +122,9 @@ impl OutputLog {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        let ev = LogEvent { seq, at_ms: now_ms(), body };
+        let mut ev = LogEvent { seq, at_ms: now_ms(), body, end_offset: 0 };
+        self.total_bytes += ev.weight() as u64;
+        ev.end_offset = self.total_bytes;
         self.bytes += ev.weight();
         self.events.push_back(ev);
         self.evict();
@@ -155,6 +161,19 @@ impl OutputLog {
 
     pub fn evicted_bytes(&self) -> u64 {
         self.evicted_bytes
+    }
+
+    /// Output bytes appended after the event `seq` (all of them for 0; for an evicted position,
+    /// everything appended since the oldest retained event and more: the reader lost it anyway).
+    pub fn bytes_after(&self, seq: u64) -> u64 {
+        let first = self.first_retained_seq();
+        if seq == 0 || seq < first {
+            return self.total_bytes;
+        }
+        match self.events.get((seq - first) as usize) {
+            Some(e) => self.total_bytes - e.end_offset,
+            None => 0,
+        }
     }
 
     pub fn max_bytes(&self) -> usize {

@@ -91,8 +91,17 @@ pub struct Process {
     pump: Mutex<Option<Arc<Pump>>>,
     pump_consumed_bytes: AtomicU64,
     pump_consumed_seq: AtomicU64,
+    /// The position a byte-stream reader (`handle.reader`) has consumed; NO_HOLD when none. The
+    /// producer waits for it like for the pump, so a protocol stream loses nothing.
+    reader_hold: AtomicU64,
     pump_progress: Notify,
 }
+
+const NO_HOLD: u64 = u64::MAX;
+
+/// How long the drain after the group's death waits for a stalled byte-stream reader before
+/// letting the log evict under it: an abandoned reader must not keep a dead process unfinished.
+const READER_DRAIN_PATIENCE: Duration = Duration::from_secs(2);
 
 fn stream_index(s: Stream) -> usize {
     match s {
@@ -109,6 +118,17 @@ impl std::fmt::Debug for Process {
 
 /// Spawns `spec` and starts its supervisor. Must be called inside a tokio runtime.
 pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>> {
+    spawn_with_pump(spec, id, owner, None)
+}
+
+/// Like `spawn`, with the listener pump installed before the readers start, so the pump holds
+/// the producer back from the first byte.
+pub fn spawn_with_pump(
+    spec: SpawnSpec,
+    id: String,
+    owner: u64,
+    pump: Option<Box<dyn Fn() + Send + Sync>>,
+) -> CoreResult<Arc<Process>> {
     spec.validate()?;
     let program = spec.resolve_program()?;
     let mut cmd = std::process::Command::new(&program);
@@ -175,9 +195,13 @@ pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>
         pump: Mutex::new(None),
         pump_consumed_bytes: AtomicU64::new(0),
         pump_consumed_seq: AtomicU64::new(0),
+        reader_hold: AtomicU64::new(NO_HOLD),
         pump_progress: Notify::new(),
     });
     registry::insert(&proc);
+    if let Some(wake) = pump {
+        proc.set_pump(wake, true);
+    }
 
     let done_count = Arc::new(AtomicU64::new(0));
     for (fd, stream) in [(stdout, Stream::Stdout), (stderr, Stream::Stderr)] {
@@ -386,8 +410,9 @@ impl Process {
                         }
                         self.push_output(stream, &buf[..n]);
                         // A full pipe (1 MiB) drained at once would overrun a listener pump
-                        // that lags; the group is dead, so waiting here holds nothing up.
-                        self.pump_backpressure().await;
+                        // or reader that lags; the group is dead, so waiting here holds nothing
+                        // up (a stalled reader only for a while: see READER_DRAIN_PATIENCE).
+                        self.backpressure(false).await;
                     }
                     break;
                 }
@@ -477,28 +502,60 @@ impl Process {
         read
     }
 
+    /// Waits while the pump or a held reader lags by more than half the log (bytes or events).
+    /// `patient_with_reader = false` stops waiting for a reader that makes no progress for
+    /// READER_DRAIN_PATIENCE (used once the group is dead).
     async fn pump_backpressure(&self) {
+        self.backpressure(true).await
+    }
+
+    async fn backpressure(&self, patient_with_reader: bool) {
+        let mut reader_stall: Option<(u64, Instant)> = None;
         loop {
             let notified = self.pump_progress.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.pump.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+            let pump = self.pump.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+            let hold = self.reader_hold.load(Ordering::Acquire);
+            if !pump && hold == NO_HOLD {
                 return;
             }
-            let (lag_bytes, lag_events, max_bytes, max_events) = {
+            let (over_pump, over_reader) = {
                 let t = self.texts();
-                (
-                    t.appended_bytes.saturating_sub(self.pump_consumed_bytes.load(Ordering::Acquire)),
-                    t.log.last_seq().saturating_sub(self.pump_consumed_seq.load(Ordering::Acquire)),
-                    t.log.max_bytes(),
-                    t.log.max_events(),
-                )
+                let (max_b, max_e) = ((t.log.max_bytes() / 2) as u64, (t.log.max_events() / 2) as u64);
+                let last = t.log.last_seq();
+                let over_pump = pump
+                    && (t.appended_bytes.saturating_sub(self.pump_consumed_bytes.load(Ordering::Acquire)) > max_b
+                        || last.saturating_sub(self.pump_consumed_seq.load(Ordering::Acquire)) > max_e);
+                let over_reader =
+                    hold != NO_HOLD && (t.log.bytes_after(hold) > max_b || last.saturating_sub(hold) > max_e);
+                (over_pump, over_reader)
             };
-            if lag_bytes <= (max_bytes / 2) as u64 && lag_events <= (max_events / 2) as u64 {
+            if !over_pump && !over_reader {
                 return;
+            }
+            if !over_pump && !patient_with_reader {
+                let now = Instant::now();
+                match reader_stall {
+                    Some((at, since)) if at == hold => {
+                        if now.duration_since(since) >= READER_DRAIN_PATIENCE {
+                            return;
+                        }
+                    }
+                    _ => reader_stall = Some((hold, now)),
+                }
+                let _ = tokio::time::timeout(READER_DRAIN_PATIENCE, notified).await;
+                continue;
             }
             notified.await;
         }
+    }
+
+    /// Holds the producer for a byte-stream reader that has consumed up to `seq` (`None`
+    /// releases the hold).
+    pub fn set_reader_hold(&self, seq: Option<u64>) {
+        self.reader_hold.store(seq.unwrap_or(NO_HOLD), Ordering::Release);
+        self.pump_progress.notify_waiters();
     }
 
     // ---- views ---------------------------------------------------------------------------
