@@ -49,7 +49,8 @@ async function contender() {
           const p = execa('sleep', [arg], { env: CHILD_ENV, extendEnv: false, reject: false })
           kids.push(p)
           await new Promise((r) => p.once('spawn', r))
-          return p
+          // Not `return p`: the subprocess is a thenable, and an async function would wait for it.
+          return { p }
         },
         killAll: () => Promise.all(kids.map((p) => (p.kill('SIGKILL'), p))),
       }
@@ -62,7 +63,7 @@ async function contender() {
           const p = x('sleep', [arg], { nodeOptions: { env: CHILD_ENV }, inheritEnv: false })
           kids.push(p)
           await new Promise((r) => p.process.once('spawn', r))
-          return p
+          return { p } // a thenable too
         },
         killAll: () => Promise.all(kids.map((p) => (p.kill('SIGKILL'), p.then(() => {}, () => {})))),
       }

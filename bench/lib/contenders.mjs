@@ -160,8 +160,8 @@ export function spawnContenders(ctx, form) {
 
 /**
  * Output contenders: each `run(shellCommand, argv)` streams a producer's stdout to JS and resolves
- * with the bytes (or UTF-16 units, equal for ASCII) it was handed. `lines: true` marks the ones
- * that can only be used line by line (tinyexec's iterator).
+ * with the bytes (or UTF-16 units, equal for ASCII) it was handed. tinyexec streams only line by
+ * line (its async iterator), so it is included only where asked (`tinyexecLines`).
  */
 export function outputContenders(ctx, { reader = true, tinyexecLines = false } = {}) {
   const { pm, execa, x, sandbox } = ctx
@@ -186,7 +186,15 @@ export function outputContenders(ctx, { reader = true, tinyexecLines = false } =
       async run(command) {
         let n = 0
         const h = await pm.spawn(command, { maxRetainedBytes: 0, stdinMode: 'ignore' })
-        for await (const chunk of h.reader) n += chunk.length
+        try {
+          for await (const chunk of h.reader) n += chunk.length
+        } catch (e) {
+          // Do not leave the producer running into the next contender's measurement.
+          await h.kill()
+          await h.wait()
+          pm.release(h.pid)
+          throw e
+        }
         const r = await h.wait()
         pm.release(h.pid)
         check(r.exitCode, 'procvisor reader')

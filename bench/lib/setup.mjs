@@ -28,6 +28,11 @@ export function buildLimit() {
  * (NAPI_RS_NATIVE_LIBRARY_PATH, inherited by the bench's child Node processes too).
  */
 export function stageAddon() {
+  if (process.env.BENCH_ADDON) {
+    // An explicit binary (e.g. a patched build) for an A/B run.
+    process.env.NAPI_RS_NATIVE_LIBRARY_PATH = path.resolve(process.env.BENCH_ADDON)
+    return { path: process.env.NAPI_RS_NATIVE_LIBRARY_PATH, builtAt: undefined }
+  }
   const candidates = []
   const targetDir = path.join(ROOT, 'target')
   for (const dir of [path.join(targetDir, 'release'), ...safeList(targetDir).map((t) => path.join(targetDir, t, 'release'))]) {
@@ -63,6 +68,10 @@ export function machine() {
     if (m) model = m[1].trim()
   } catch {}
   let glibc = ''
+  let steal
+  try {
+    steal = Number(fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)[8]) / 100
+  } catch {}
   try {
     glibc = process.report?.getReport?.().header?.glibcVersionRuntime || ''
   } catch {}
@@ -74,12 +83,16 @@ export function machine() {
     kernel: `${os.type()} ${os.release()}`,
     glibc,
     loadavg: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    stealSecs: steal,
   }
 }
 
-/** The procvisor package (CommonJS), loaded after stageAddon() set the binary. */
+/**
+ * The procvisor package (CommonJS), loaded after stageAddon() set the binary. BENCH_PROCVISOR_ROOT
+ * points the bench at another copy of the JS package (e.g. a patched one) for an A/B run.
+ */
 export function procvisor() {
-  return createRequire(import.meta.url)(ROOT)
+  return createRequire(import.meta.url)(process.env.BENCH_PROCVISOR_ROOT || ROOT)
 }
 
 /** Runs the limit program; resolves with its JSON report. */
@@ -124,4 +137,39 @@ export function liveChildren(ppid = process.pid) {
     } catch {}
   }
   return out
+}
+
+function cpuTimes() {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const idle = f[3] + (f[4] || 0)
+  return { idle, total: f.reduce((a, b) => a + b, 0) }
+}
+
+/** Fraction of all CPUs busy over the next `ms` (0..1), from /proc/stat; undefined off Linux. */
+export async function cpuBusy(ms = 1000) {
+  try {
+    const a = cpuTimes()
+    await sleep(ms)
+    const b = cpuTimes()
+    return 1 - (b.idle - a.idle) / Math.max(1, b.total - a.total)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Waits (at most `maxSecs`) until the machine is quiet, so other work on this box does not land in
+ * one contender's numbers. Resolves with the busy fraction seen last.
+ */
+export async function waitQuiet({ threshold = 0.25, maxSecs = 45, log = () => {} } = {}) {
+  const t0 = Date.now()
+  let busy = await cpuBusy(700)
+  let said = false
+  while (busy !== undefined && busy > threshold && Date.now() - t0 < maxSecs * 1000) {
+    if (!said) log(`   (machine busy: ${(busy * 100).toFixed(0)}% of all CPUs in use by others; waiting up to ${maxSecs.toFixed(0)} s)`)
+    said = true
+    busy = await cpuBusy(1000)
+  }
+  if (said) log(`   (${busy !== undefined && busy <= threshold ? 'quiet' : 'still busy'} after ${((Date.now() - t0) / 1000).toFixed(0)} s: ${(busy * 100).toFixed(0)}%)`)
+  return busy
 }

@@ -1,7 +1,8 @@
 // 1 + 2: spawn throughput and latency until exit (`/bin/true` as argv, `sh -c true`), one at a
-// time and 16 in flight, and the event-loop time each spawn costs: the synchronous time of the
-// spawn call, and the event loop's active time per spawn (performance.eventLoopUtilization), which
-// also counts the JS work that completes a spawn (callbacks, promise resolution).
+// time and 16 in flight, and the event-loop time each spawn costs: the synchronous (wall) time of
+// the spawn call, and the JS thread's CPU time per spawn over a batch (process.threadCpuUsage),
+// which also counts the JS work that completes a spawn (callbacks, promise resolution); the event
+// loop's active time (performance.eventLoopUtilization) is kept in results.json.
 // Contenders are interleaved: every round runs each of them once, in a rotated order.
 
 import { performance } from 'node:perf_hooks'
@@ -10,6 +11,12 @@ import { runLimit } from '../lib/setup.mjs'
 import { median, p99, rotate } from '../lib/stats.mjs'
 
 const now = () => performance.now()
+/** CPU µs of the JS thread so far (Node >= 22.19: process.threadCpuUsage; tick-granular, so per batch only). */
+const threadCpu = () => {
+  if (typeof process.threadCpuUsage !== 'function') return NaN
+  const u = process.threadCpuUsage()
+  return u.user + u.system
+}
 
 async function batch(c, n, inflight) {
   if (c.limitArgv) {
@@ -29,9 +36,11 @@ async function batch(c, n, inflight) {
     }
   }
   const e0 = performance.eventLoopUtilization()
+  const c0 = threadCpu()
   const t0 = now()
   await Promise.all(Array.from({ length: inflight }, worker))
   const secs = (now() - t0) / 1000
+  const cpu = threadCpu() - c0
   const elu = performance.eventLoopUtilization(e0)
   return {
     perSec: n / secs,
@@ -40,6 +49,7 @@ async function batch(c, n, inflight) {
     syncP50: sync.length ? median(sync) : undefined,
     syncP99: sync.length ? p99(sync) : undefined,
     eluUsPerSpawn: (elu.active * 1000) / n,
+    jsCpuUsPerSpawn: Number.isNaN(cpu) ? undefined : cpu / n,
   }
 }
 
@@ -77,6 +87,7 @@ export async function spawnSection(ctx, { rounds, seqN, parN, inflight = 16, log
           syncP50: m('syncP50'),
           syncP99: m('syncP99'),
           eluUsPerSpawn: m('eluUsPerSpawn'),
+          jsCpuUsPerSpawn: m('jsCpuUsPerSpawn'),
         }
         rows.push(row)
         log(`  ${row.form.padEnd(17)} ${row.mode.padEnd(12)} ${row.name.padEnd(34)} ${row.perSec.toFixed(0).padStart(6)}/s  p50 ${(row.latP50 / 1000).toFixed(2)} ms`)
