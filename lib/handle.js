@@ -11,8 +11,6 @@ const observe = require('./observe')
 const { ProcessView } = require('./view')
 const { checkSignal, describe } = require('./util')
 
-const STREAMS = ['stdout', 'stderr']
-
 /** Mastra's exit codes: 124 on timeout, 128 when killed by a signal, else the process's own. */
 function mastraExitCode(exit) {
   if (exit.timedOut) return 124
@@ -85,7 +83,6 @@ class ProcessHandle extends ProcessView {
     this._finishing = undefined
     this._reader = undefined
     this._writer = undefined
-    this._process = undefined
     this._stdinTail = Promise.resolve()
     /** The command as given to spawn (Mastra sets it after spawn; writable). */
     this.command = init.command

@@ -179,22 +179,15 @@ pub async fn spawn_process(options: NativeSpawnOptions, on_wake: Option<WakeFn>)
     let owner = options.owner as u64;
     let spec = to_spec(options)?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
-    let pump = on_wake.map(|wake| -> Box<dyn Fn() + Send + Sync> {
-        Box::new(move || {
-            wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
-        })
-    });
+    let pump = on_wake.map(wake_fn);
     let proc = process::spawn_with_pump(spec, id, owner, pump).map_err(to_napi)?;
     Ok(NativeProcess { inner: proc })
 }
 
-fn install_pump(proc: &Process, wake: WakeFn, from_start: bool) {
-    proc.set_pump(
-        Box::new(move || {
-            wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
-        }),
-        from_start,
-    );
+fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
+    Box::new(move || {
+        wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+    })
 }
 
 fn limit(ms: Option<f64>) -> napi::Result<Option<Duration>> {
@@ -269,7 +262,7 @@ impl NativeProcess {
     /// Installs the listener pump on a running process; it sees output from now on.
     #[napi]
     pub fn set_pump(&self, on_wake: WakeFn) {
-        install_pump(&self.inner, on_wake, false);
+        self.inner.set_pump(wake_fn(on_wake), false);
     }
 
     /// Sends `signal` (1–64) to the whole group. `asKill` marks the outcome as killed.
