@@ -21,6 +21,7 @@
 
 const path = require('node:path')
 const { ProcessManager: CoreProcessManager, ProcessAlreadyExitedError, ProcessStdinUnavailableError } = require('./index.js')
+const { processInfo } = require('./lib/handle.js')
 
 /** Mastra's `shellQuote` (not exported by @mastra/core): safe words pass, the rest is single-quoted. */
 function shellQuote(arg) {
@@ -207,12 +208,7 @@ function defineMastraClasses(workspace) {
 
     /** Every tracked process, running or exited (until released or read once after exit). */
     async list() {
-      return [...this._tracked.values()].map((h) => {
-        const exitCode = h.exitCode
-        const info = { pid: h.pid, command: h.command, running: exitCode === undefined }
-        if (exitCode !== undefined) info.exitCode = exitCode
-        return info
-      })
+      return [...this._tracked.values()].map(processInfo)
     }
   }
 

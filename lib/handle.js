@@ -18,6 +18,14 @@ function mastraExitCode(exit) {
   return exit.code
 }
 
+/** Mastra's ProcessInfo of a handle (ours or a Mastra subclass): `exitCode` only once exited. */
+function processInfo(h) {
+  const exitCode = h.exitCode
+  const info = { pid: h.pid, command: h.command, running: exitCode === undefined }
+  if (exitCode !== undefined) info.exitCode = exitCode
+  return info
+}
+
 function addListeners(sets, o) {
   const added = []
   for (const [i, key] of [[0, 'onStdout'], [1, 'onStderr']]) {
@@ -374,4 +382,4 @@ function makeReader(handle) {
   return stream
 }
 
-module.exports = { ProcessHandle, mastraExitCode, scheduleDrain }
+module.exports = { ProcessHandle, mastraExitCode, processInfo, scheduleDrain }

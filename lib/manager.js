@@ -6,7 +6,7 @@
 const path = require('node:path')
 const { binding, realm } = require('./native')
 const errors = require('./errors')
-const { ProcessHandle, scheduleDrain } = require('./handle')
+const { ProcessHandle, processInfo, scheduleDrain } = require('./handle')
 const { Process } = require('./process')
 const { checkCount, checkMs, checkSignal, describe } = require('./util')
 
@@ -196,7 +196,6 @@ class ProcessManager {
     if (wake) scheduleDrain(handle)
     this._handles.set(handle.pid, handle)
     this._track(native, argv, cwd)
-    this._records.get(native.id).handle = handle
     if (o.abortSignal) {
       const signal = o.abortSignal
       if (signal.aborted) handle.kill()
@@ -209,12 +208,7 @@ class ProcessManager {
 
   /** Every tracked handle, running or exited (until released or pruned by `get`). */
   async list() {
-    return [...this._handles.values()].map((h) => {
-      const exitCode = h.exitCode
-      const info = { pid: h.pid, command: h.command, running: exitCode === undefined }
-      if (exitCode !== undefined) info.exitCode = exitCode
-      return info
-    })
+    return [...this._handles.values()].map(processInfo)
   }
 
   /** The handle for `pid`; after the process exited, the first `get` returns it and forgets it. */

@@ -6,7 +6,7 @@
 //   { op: 'close' }                       → { leftBehind }, then exits
 
 import { openContenders, outputContenders } from '../lib/contenders.mjs'
-import { liveChildren, sleep } from '../lib/setup.mjs'
+import { killLeftovers, sleep } from '../lib/setup.mjs'
 import { lagTrial, outputTrial } from '../lib/trials.mjs'
 
 const ctx = await openContenders()
@@ -25,14 +25,7 @@ process.on('message', async (m) => {
     else if (m.op === 'close') {
       await ctx.close()
       await sleep(100)
-      const isWatchdog = (c) => c.argv[0] === '/bin/sh' && /trap '' INT TERM HUP QUIT PIPE/.test(c.argv[2] || '')
-      const left = liveChildren().filter((c) => !isWatchdog(c))
-      for (const c of left) {
-        try {
-          process.kill(c.pid, 'SIGKILL')
-        } catch {}
-      }
-      process.send({ id: m.id, result: { leftBehind: left.map((c) => `${c.pid} ${c.argv.join(' ')}`) } }, () => process.exit(0))
+      process.send({ id: m.id, result: { leftBehind: killLeftovers() } }, () => process.exit(0))
       return
     } else throw new Error(`unknown op ${m.op}`)
     process.send({ id: m.id, result })

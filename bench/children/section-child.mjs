@@ -4,7 +4,7 @@
 // progress goes to stderr, the result is the last line of stdout (JSON). Before exiting it checks
 // that no process it started is still alive (procvisor's watchdog excepted).
 
-import { liveChildren, sleep } from '../lib/setup.mjs'
+import { killLeftovers, sleep } from '../lib/setup.mjs'
 
 const [section, configJson] = process.argv.slice(2)
 const config = JSON.parse(configJson)
@@ -68,14 +68,7 @@ switch (section) {
 }
 
 await sleep(200)
-const isWatchdog = (c) => c.argv[0] === '/bin/sh' && /trap '' INT TERM HUP QUIT PIPE/.test(c.argv[2] || '')
-const left = liveChildren().filter((c) => !isWatchdog(c))
-for (const c of left) {
-  try {
-    process.kill(c.pid, 'SIGKILL')
-  } catch {}
-}
-out.leftBehind = [...left.map((c) => `${c.pid} ${c.argv.join(' ')}`), ...(out.leftBehindElsewhere || [])]
+out.leftBehind = [...killLeftovers(), ...(out.leftBehindElsewhere || [])]
 delete out.leftBehindElsewhere
 process.stdout.write(`${JSON.stringify(out)}\n`)
 process.exit(0)

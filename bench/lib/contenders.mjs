@@ -78,19 +78,20 @@ export function spawnContenders(ctx, form) {
   const { pm, execa, x, sandbox } = ctx
   const argv = form === 'argv' ? ['/bin/true'] : ['/bin/sh', '-c', 'true']
   const list = []
+  const procvisorExec = (name) => ({
+    name,
+    procvisor: true,
+    async run() {
+      const a = now()
+      const p = pm.exec(argv)
+      const sync = now() - a
+      const proc = await p
+      check(await proc.exitCode, 'procvisor exec')
+      return sync
+    },
+  })
   if (form === 'argv') {
-    list.push({
-      name: 'procvisor exec(argv)',
-      procvisor: true,
-      async run() {
-        const a = now()
-        const p = pm.exec(argv)
-        const sync = now() - a
-        const proc = await p
-        check(await proc.exitCode, 'procvisor exec')
-        return sync
-      },
-    })
+    list.push(procvisorExec('procvisor exec(argv)'))
   } else {
     list.push({
       name: "procvisor spawn('true')",
@@ -106,18 +107,7 @@ export function spawnContenders(ctx, form) {
         return sync
       },
     })
-    list.push({
-      name: 'procvisor exec([sh,-c,true])',
-      procvisor: true,
-      async run() {
-        const a = now()
-        const p = pm.exec(argv)
-        const sync = now() - a
-        const proc = await p
-        check(await proc.exitCode, 'procvisor exec')
-        return sync
-      },
-    })
+    list.push(procvisorExec('procvisor exec([sh,-c,true])'))
   }
   list.push({ name: 'child_process.spawn', run: () => cpUntilClose(argv[0], argv.slice(1)) })
   list.push({

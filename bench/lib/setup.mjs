@@ -139,6 +139,21 @@ export function liveChildren(ppid = process.pid) {
   return out
 }
 
+/**
+ * SIGKILLs every live child left behind (procvisor's watchdog excepted: it ends with its Node)
+ * and returns them as "pid argv" strings, for the section's leak report.
+ */
+export function killLeftovers() {
+  const isWatchdog = (c) => c.argv[0] === '/bin/sh' && /trap '' INT TERM HUP QUIT PIPE/.test(c.argv[2] || '')
+  const left = liveChildren().filter((c) => !isWatchdog(c))
+  for (const c of left) {
+    try {
+      process.kill(c.pid, 'SIGKILL')
+    } catch {}
+  }
+  return left.map((c) => `${c.pid} ${c.argv.join(' ')}`)
+}
+
 function cpuTimes() {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
   const idle = f[3] + (f[4] || 0)
