@@ -332,8 +332,9 @@ for (const [what, call, expected] of rows) {
           return true
         },
       )
-      // A refused call started nothing.
-      assert.equal(liveProcessCount(), live)
+      // A refused call started nothing. (Not an equality: a process of an earlier row may finish
+      // its group bookkeeping in between and leave the count.)
+      assert.ok(liveProcessCount() <= live, `live processes went from ${live} to ${liveProcessCount()}`)
     } else {
       await expected.ok(await call(ctx), ctx)
     }
