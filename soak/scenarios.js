@@ -447,7 +447,9 @@ async function floodPausedReader(lines) {
   await settle()
   const base = rss()
   const sampler = rssSampler()
-  const h = await pm.spawn(`seq 1 ${lines}`)
+  // The flood starts once the reader is attached (one byte on stdin is the go): a reader
+  // created after the log evicted output would rightly fail with PROCESS_OUTPUT_TRUNCATED.
+  const h = await pm.spawn(`head -c 1 >/dev/null; seq 1 ${lines}`)
   const reader = h.reader
   const ended = new Promise((resolve) => {
     reader.once('end', () => resolve('end'))
@@ -464,6 +466,7 @@ async function floodPausedReader(lines) {
     }
     reader.on('data', onData)
   })
+  await h.sendStdin('g')
   await within(60_000, Promise.race([prefix, ended]), 'paused reader prefix')
   reader.pause()
   reader.off('data', onData)
