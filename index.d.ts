@@ -42,7 +42,11 @@ export interface ProcessManagerOptions {
    * and nothing else from `process.env`. A name set to `undefined` is dropped.
    */
   env?: Record<string, string | undefined>
-  /** Default cwd; relative cwds resolve against it. Defaults to `process.cwd()`. */
+  /**
+   * Default working directory of every process; a relative `cwd` resolves against it. Defaults
+   * to `process.cwd()`; a relative value is resolved once, at construction. Not a string:
+   * {@link InvalidProcessCwdError}.
+   */
   workingDirectory?: string
 }
 
@@ -52,17 +56,25 @@ export interface ProcessManagerOptions {
 
 /** Options of {@link ProcessManager.spawn} (Mastra's `SpawnProcessOptions`, plus limits). */
 export interface SpawnProcessOptions {
-  /** Lifetime in ms: SIGTERM to the group on expiry, SIGKILL after `gracePeriod`. Exit code 124. `0` = none. */
+  /**
+   * Lifetime in milliseconds: on expiry the group gets SIGTERM, then SIGKILL after `gracePeriod`;
+   * the exit code is 124 and `stderr` ends with `\nProcess timed out after <N>ms`. `0` or omitted:
+   * no timeout. A fraction rounds up to the next millisecond; negative, `NaN` or `Infinity` is an
+   * {@link InvalidProcessOptionError}.
+   */
   timeout?: number
   /** Environment for this process, over the manager's. `undefined` drops a name. */
   env?: Record<string, string | undefined>
-  /** Working directory: absolute, or relative to the manager's working directory. */
+  /**
+   * Working directory: absolute, or relative to the manager's working directory (the default).
+   * Missing or not a directory: the spawn rejects with {@link InvalidProcessCwdError}.
+   */
   cwd?: string
   /** Receives every decoded stdout chunk (a split UTF-8 character arrives whole), for the handle's lifetime. */
   onStdout?: (data: string) => void
   /** Receives every decoded stderr chunk, for the handle's lifetime. */
   onStderr?: (data: string) => void
-  /** Aborting kills the process. */
+  /** Aborting kills the process (SIGKILL to the group); already aborted kills it at once. */
   abortSignal?: AbortSignal
   /**
    * UTF-8 bytes of text kept per stream in `stdout` / `stderr` (the newest, never splitting a code
@@ -74,7 +86,7 @@ export interface SpawnProcessOptions {
   stdinMode?: 'pipe' | 'ignore'
   /** Milliseconds between the timeout's SIGTERM and its SIGKILL. Default 1000. */
   gracePeriod?: number
-  /** Resource limits for this process. */
+  /** Resource limits for this process (see {@link ProcessLimits}). */
   limits?: ProcessLimits
   /**
    * Runs this argv (executable, then arguments) without a shell instead of `/bin/sh -c command`;
@@ -83,13 +95,15 @@ export interface SpawnProcessOptions {
   argv?: readonly string[]
 }
 
-/** What `list()` returns per tracked handle. */
+/** What {@link ProcessManager.list} returns per tracked handle. */
 export interface ProcessInfo {
   /** The OS pid, as a string. */
   pid: string
+  /** The command string given to `spawn`. */
   command?: string
+  /** `true` until the process has exited and its output is drained (until `exitCode` is set). */
   running: boolean
-  /** Set once exited. */
+  /** Set once exited: the process's code, 124 after a timeout, 128 when killed by a signal. */
   exitCode?: number
 }
 
@@ -99,18 +113,27 @@ export interface CommandResult {
   success: boolean
   /** The process's code; 124 on timeout; 128 when killed by a signal. */
   exitCode: number
+  /** Retained stdout text: the newest `maxRetainedBytes` bytes of UTF-8. */
   stdout: string
-  /** On timeout it ends with `\nProcess timed out after <N>ms`. */
+  /** Retained stderr text; on timeout it ends with `\nProcess timed out after <N>ms`. */
   stderr: string
-  /** Fractional milliseconds from spawn to exit. */
+  /** Fractional milliseconds from spawn until the process exited and its output was drained. */
   executionTimeMs: number
+  /** `true` when the spawn `timeout` ended the process; absent otherwise. */
   timedOut?: boolean
+  /** `true` when a signal ended the process (a kill, an abort, a crash) or the timeout did; absent otherwise. */
   killed?: boolean
+  /** `true` when older stdout was dropped to stay within `maxRetainedBytes`; absent otherwise. */
   stdoutTruncated?: boolean
+  /** `true` when older stderr was dropped to stay within `maxRetainedBytes`; absent otherwise. */
   stderrTruncated?: boolean
+  /** Bytes of stdout dropped from the retained text; present only when some were. */
   stdoutDroppedBytes?: number
+  /** Bytes of stderr dropped from the retained text; present only when some were. */
   stderrDroppedBytes?: number
+  /** The command line; set by Mastra's `executeCommand`, not by {@link ProcessHandle.wait}. */
   command?: string
+  /** The arguments; part of Mastra's `CommandResult`, not set by {@link ProcessHandle.wait}. */
   args?: string[]
 }
 
@@ -120,7 +143,7 @@ export interface WaitOptions {
   onStdout?: (data: string) => void
   /** Receives stderr chunks until this wait settles. */
   onStderr?: (data: string) => void
-  /** Aborting kills the process (the wait then settles with its result). */
+  /** Aborting kills the process (SIGKILL to the group); the wait then settles with its result. */
   abortSignal?: AbortSignal
 }
 
@@ -129,6 +152,7 @@ export interface WaitOptions {
  * Processes-API readiness and log methods (both are views of the same process).
  */
 export declare class ProcessHandle {
+  /** Not constructible: handles come from {@link ProcessManager.spawn} (`new` throws {@link InvalidProcessOptionError}). */
   private constructor()
   /** The OS pid (also the process group id), as a decimal string. */
   readonly pid: string
@@ -138,24 +162,43 @@ export declare class ProcessHandle {
   readonly exitCode: number | undefined
   /** The command string (set by the manager; writable). */
   command: string | undefined
-  /** Retained stdout text (newest `maxRetainedBytes`). */
+  /** Retained stdout text so far (the newest `maxRetainedBytes` bytes, never splitting a code point). */
   readonly stdout: string
-  /** Retained stderr text; ends with the timeout message after a timeout. */
+  /** Retained stderr text so far; after a timeout it ends with `\nProcess timed out after <N>ms`. */
   readonly stderr: string
+  /** `true` once older stdout has been dropped to stay within `maxRetainedBytes`. */
   readonly stdoutTruncated: boolean
+  /** `true` once older stderr has been dropped to stay within `maxRetainedBytes`. */
   readonly stderrTruncated: boolean
+  /** Bytes of stdout dropped from the retained text so far (`0` when nothing was). */
   readonly stdoutDroppedBytes: number
+  /** Bytes of stderr dropped from the retained text so far (`0` when nothing was). */
   readonly stderrDroppedBytes: number
-  /** Waits for exit with all output drained; the same result every call. */
+  /**
+   * Waits until the process has exited and all its output reached the listeners; the same result
+   * every call. Keeps working after the handle was released or its manager closed (after `close()`
+   * it resolves with the kill's result, exit code 128). An aborted `abortSignal` kills the process.
+   */
   wait(options?: WaitOptions): Promise<CommandResult>
   /**
-   * SIGKILL to the whole process group; `true` at once (without waiting for exit), `false` if it
-   * had already exited. With a numeric `signal` (1–64) sends that signal instead.
+   * SIGKILL to the whole process group; resolves `true` at once (without waiting for the exit),
+   * `false` if the process had already exited. With a numeric `signal` (1–64) sends that signal
+   * instead. Any other `signal` rejects with {@link InvalidProcessSignalError}, even after exit.
    */
   kill(signal?: number): Promise<boolean>
-  /** Writes to stdin; resolves once written; ordered. Rejects after exit or with `stdinMode: 'ignore'`. */
+  /**
+   * Writes to stdin (a string as UTF-8; a `Uint8Array` is copied); resolves once written. Writes and
+   * `closeStdin()` reach the child in call order, even without awaiting. Rejects with
+   * {@link ProcessAlreadyExitedError} after exit, {@link ProcessStdinUnavailableError} with
+   * `stdinMode: 'ignore'`, {@link ProcessStdinClosedError} after `closeStdin()`, and
+   * {@link ProcessStdinWriteError} when the child closed its stdin (EPIPE).
+   */
   sendStdin(data: string | Uint8Array): Promise<void>
-  /** Sends EOF. Idempotent while running; rejects after exit or when stdin is ignored. */
+  /**
+   * Sends EOF on stdin once the writes made before it are done. Idempotent while running; rejects
+   * with {@link ProcessAlreadyExitedError} after exit and {@link ProcessStdinUnavailableError}
+   * with `stdinMode: 'ignore'`.
+   */
   closeStdin(): Promise<void>
   /**
    * stdout as a Node Readable (created on first use, replays retained output, ends at exit). It
@@ -166,12 +209,20 @@ export declare class ProcessHandle {
   readonly reader: Readable
   /** stdin as a Node Writable; `end()` closes stdin. */
   readonly writer: Writable
-  /** {@link Process.status} of this process. */
+  /**
+   * {@link Process.status} of this process (its `command` is `['/bin/sh', '-c', command]`, or the
+   * `argv` option). Rejects with {@link StaleProcessHandleError} once the manager is closed, as do
+   * `logs`, `output` and the `waitFor…` methods below.
+   */
   status(): Promise<ProcessStatus>
   /** {@link Process.logs} of this process. */
   logs(options?: ProcessLogsOptions): Promise<ReadableStream<ProcessLogEvent>>
-  /** {@link Process.output} of this process. */
-  output(options: ProcessOutputOptions & { encoding: 'utf8' }): Promise<ProcessOutput<string>>
+  /** {@link Process.output} of this process, decoded as UTF-8. */
+  output(options: ProcessOutputOptions & {
+    /** Decode stdout and stderr as UTF-8 strings. */
+    encoding: 'utf8'
+  }): Promise<ProcessOutput<string>>
+  /** {@link Process.output} of this process, as bytes (or strings with `encoding: 'utf8'`). */
   output(options?: ProcessOutputOptions): Promise<ProcessOutput<Uint8Array>>
   /** {@link Process.waitForExit} of this process. */
   waitForExit(options?: WaitForExitOptions): Promise<ProcessExit>
@@ -182,7 +233,7 @@ export declare class ProcessHandle {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Processes API (seed 002)
+// Processes API
 // ---------------------------------------------------------------------------------------------
 
 /** argv: the executable, then its arguments, each passed as is (no shell). */
@@ -190,102 +241,222 @@ export type ProcessCommand = readonly [executable: string, ...args: string[]]
 
 /** Options of {@link ProcessManager.exec}. */
 export interface ExecOptions {
-  /** Working directory; must exist and be a directory ({@link InvalidProcessCwdError}). */
+  /**
+   * Working directory, absolute or relative to the manager's (the default); must exist and be a
+   * directory ({@link InvalidProcessCwdError}).
+   */
   cwd?: string
-  /** Environment overlay for this launch only (names non-empty, no `=` or NUL; values without NUL). */
+  /**
+   * Environment overlay for this launch only, over the manager's `env`; `undefined` drops a name.
+   * Names non-empty, without `=` or NUL; values strings without NUL ({@link InvalidProcessEnvironmentError}).
+   */
   env?: Record<string, string | undefined>
-  /** Lifetime in ms: SIGTERM to the group, SIGKILL after the grace; the exit says `timedOut`. */
+  /**
+   * Lifetime in milliseconds: SIGTERM to the group, SIGKILL after `gracePeriod`; the exit then
+   * has `timedOut: true`. `0` or omitted: no timeout. A fraction rounds up.
+   */
   timeout?: number
   /** Milliseconds between the timeout's SIGTERM and SIGKILL. Default 1000. */
   gracePeriod?: number
-  /** Resource limits. */
+  /** Resource limits for this process (see {@link ProcessLimits}). */
   limits?: ProcessLimits
 }
 
 /** How the root process ended (the outcome of the group is its root's). */
 export interface ProcessExit {
-  /** Exit code, or 128 + signal number. */
+  /** Exit code, or 128 + signal number when a signal ended the root. */
   code: number
-  /** The signal that ended the root, if any. */
+  /** The number of the signal that ended the root; absent when it exited by itself. */
   signal?: number
+  /** `true` when the `timeout` option ended the process. */
   timedOut: boolean
 }
 
+/** Why a process ended in the `error` state. */
 export interface ProcessFailure {
+  /** A stable error code, like the `code` of the error classes. */
   code: string
+  /** A human-readable description. */
   message: string
 }
 
+/** The fields every {@link ProcessStatus} has. */
 interface ProcessStatusBase {
+  /** The process id in its manager ({@link Process.id}). */
   id: string
+  /** The OS pid of the root (also its process group id). */
   pid: number
+  /** The argv that was started; `['/bin/sh', '-c', command]` for a `spawn`. */
   command: ProcessCommand
+  /** The absolute working directory the process was started in. */
   cwd?: string
-  /** ISO 8601. */
+  /** When the process was started, as an ISO 8601 string. */
   startedAt: string
 }
 
-/** `running` until the root has exited and the whole group is gone. */
+/**
+ * A snapshot of one process. `running` until the root has exited and the whole group is gone;
+ * then `exited`, with the root's outcome.
+ */
 export type ProcessStatus =
-  | (ProcessStatusBase & { state: 'running' })
-  | (ProcessStatusBase & { state: 'exited'; endedAt: string; exit: ProcessExit })
-  | (ProcessStatusBase & { state: 'error'; endedAt: string; error: ProcessFailure })
+  | (ProcessStatusBase & {
+      /** The root is alive, or a process of its group still is. */
+      state: 'running'
+    })
+  | (ProcessStatusBase & {
+      /** The root has exited and its group is empty. */
+      state: 'exited'
+      /** When the last process of the group was gone, as an ISO 8601 string. */
+      endedAt: string
+      /** How the root ended. */
+      exit: ProcessExit
+    })
+  | (ProcessStatusBase & {
+      /**
+       * Supervision failed after launch. procvisor does not report this state today: a process
+       * that cannot start rejects `exec` / `spawn` with {@link ProcessSpawnFailedError} instead.
+       */
+      state: 'error'
+      /** When the failure was recorded, as an ISO 8601 string. */
+      endedAt: string
+      /** What went wrong. */
+      error: ProcessFailure
+    })
 
+/** The result of {@link Process.output}: the output of the whole run and the exit. */
 export interface ProcessOutput<T = Uint8Array> {
+  /** Everything the process wrote to stdout that the output log still held (up to `maxBytes`). */
   stdout: T
+  /** Everything the process wrote to stderr that the output log still held (up to `maxBytes`). */
   stderr: T
+  /** The root's exit code, or 128 + signal number ({@link ProcessExit.code}; a timeout is not 124 here). */
   exitCode: number
+  /** The number of the signal that ended the root; absent when it exited by itself. */
   signal?: number
+  /** `true` when the `timeout` option of `exec` / `spawn` ended the process. */
   timedOut: boolean
-  /** `maxBytes` cut something, or the bounded log had evicted output. */
+  /**
+   * `maxBytes` cut something, or the bounded output log (1 MiB and 10,000 events per process)
+   * had evicted the oldest output before it was read.
+   */
   truncated: boolean
 }
 
+/** Options of {@link Process.output}. */
 export interface ProcessOutputOptions {
   /** Decode as UTF-8 (invalid bytes become U+FFFD). Default: bytes. */
   encoding?: 'utf8'
-  /** Cap per stream, in bytes (non-negative, finite). No cap by default. */
+  /** Cap per stream, in bytes (non-negative, finite; a fraction rounds down). No cap by default. */
   maxBytes?: number
-  /** Local wait deadline in ms ({@link ProcessWaitTimeoutError}); the process keeps running. */
+  /**
+   * Local wait deadline in milliseconds ({@link ProcessWaitTimeoutError}); the process keeps
+   * running. `0` polls: the result if the process is over, else the error at once.
+   */
   timeout?: number
-  /** Cancels this wait only ({@link ProcessAbortedError}). */
+  /** Cancels this wait only ({@link ProcessAbortedError}); the process keeps running. */
   signal?: AbortSignal
 }
 
+/** Options of {@link Process.logs}. */
 export interface ProcessLogsOptions {
-  /** Resume strictly after the event with this cursor. Validated ({@link InvalidProcessCursorError}). */
+  /**
+   * Resume strictly after the event with this cursor. A cursor that is malformed, of another
+   * process, or from the future rejects with {@link InvalidProcessCursorError}.
+   */
   since?: string
-  /** Include retained history (default `true`); `false` = only events from now on. */
+  /** Include retained history (default `true`); `false`: only events logged after the call. */
   replay?: boolean
-  /** Keep the stream open for live events until the terminal event (default `false`). */
+  /**
+   * `true`: keep the stream open for live events until the terminal event. `false` (default):
+   * deliver the events logged so far, then close.
+   */
   follow?: boolean
-  /** Cancels this subscription only; the process keeps running. */
+  /**
+   * Cancels this subscription only (the stream errors with {@link ProcessAbortedError}); the
+   * process keeps running.
+   */
   signal?: AbortSignal
 }
 
+/**
+ * One event of a process's output log, in order. Every event but `truncated` has a `cursor`:
+ * pass it as `since` to resume after it. Cursors are opaque and belong to one process.
+ */
 export type ProcessLogEvent =
-  | { type: 'stdout' | 'stderr'; cursor: string; timestamp: string; data: Uint8Array }
-  | { type: 'terminal'; state: 'exited'; cursor: string; timestamp: string; exit: ProcessExit }
-  | { type: 'terminal'; state: 'error'; cursor: string; timestamp: string; error: ProcessFailure }
-  /** The reader's position was evicted from the bounded log; the stream resumes at the oldest retained event. */
-  | { type: 'truncated'; cursor?: string; timestamp: string }
+  | /** A chunk of output. */
+    {
+      /** Which stream the chunk came from. */
+      type: 'stdout' | 'stderr'
+      /** This event's position; pass it as `since` to resume after it. */
+      cursor: string
+      /** When the chunk was read, as an ISO 8601 string. */
+      timestamp: string
+      /** The raw bytes, as read (a chunk may end inside a line or a UTF-8 character). */
+      data: Uint8Array
+    }
+  | /** The last event: the process group is gone. The stream closes after it. */
+    {
+      /** The last event of the log. */
+      type: 'terminal'
+      /** The process exited. */
+      state: 'exited'
+      /** This event's position; pass it as `since` to resume after it. */
+      cursor: string
+      /** When the process group was gone, as an ISO 8601 string. */
+      timestamp: string
+      /** How the root ended. */
+      exit: ProcessExit
+    }
+  | /** The last event of a process whose supervision failed (see the `error` {@link ProcessStatus}). */
+    {
+      /** The last event of the log. */
+      type: 'terminal'
+      /** Supervision failed. */
+      state: 'error'
+      /** This event's position; pass it as `since` to resume after it. */
+      cursor: string
+      /** When the failure was recorded, as an ISO 8601 string. */
+      timestamp: string
+      /** What went wrong. */
+      error: ProcessFailure
+    }
+  | /** The reader's position was evicted from the bounded log; the stream resumes at the oldest retained event. */
+    {
+      /** Events between the reader's position and the next event were lost. */
+      type: 'truncated'
+      /** The position just before the oldest retained event. */
+      cursor?: string
+      /** When the loss was noticed, as an ISO 8601 string. */
+      timestamp: string
+    }
 
+/** Options of {@link Process.waitForExit}. */
 export interface WaitForExitOptions {
-  /** Local wait deadline in ms ({@link ProcessWaitTimeoutError}). */
+  /**
+   * Local wait deadline in milliseconds ({@link ProcessWaitTimeoutError}); the process keeps
+   * running. `0` polls: the exit if the process is over, else the error at once.
+   */
   timeout?: number
-  /** Cancels this wait only. */
+  /** Cancels this wait only ({@link ProcessAbortedError}); the process keeps running. */
   signal?: AbortSignal
 }
 
+/** Options of {@link Process.waitForLog}. */
 export interface WaitForLogOptions {
-  /** Default `'both'`. */
+  /** Which stream to search: `'stdout'`, `'stderr'` or `'both'` (default; each searched on its own). */
   stream?: 'stdout' | 'stderr' | 'both'
-  /** Local wait deadline in ms ({@link ProcessWaitTimeoutError}). */
+  /**
+   * Local wait deadline in milliseconds ({@link ProcessWaitTimeoutError}); the process keeps
+   * running. `0` on a process that is over searches its output; on a live one it fails at once.
+   */
   timeout?: number
+  /** Cancels this wait only ({@link ProcessAbortedError}); the process keeps running. */
   signal?: AbortSignal
 }
 
+/** The result of {@link Process.waitForLog}. */
 export interface WaitForLogResult {
+  /** The stream whose output matched. */
   stream: 'stdout' | 'stderr'
   /** The decoded window (up to 64 KiB of that stream) that matched. */
   text: string
@@ -295,44 +466,99 @@ export interface WaitForLogResult {
   cursor?: string
 }
 
+/** Options of {@link Process.waitForPort}. */
 export interface WaitForPortOptions {
   /** `'tcp'` (default): the port accepts a connection. `'http'`: `GET path` answers a status in range. */
   mode?: 'tcp' | 'http'
-  /** HTTP path, default `'/'`. */
+  /** HTTP path, default `'/'`; must start with `/` and hold no whitespace. */
   path?: string
-  /** Wanted HTTP status or inclusive range; default `{ min: 200, max: 399 }`. */
-  status?: number | { min: number; max: number }
-  /** Poll interval in ms, default 500. */
+  /** Wanted HTTP status or inclusive range (each 100–999); default `{ min: 200, max: 399 }`. */
+  status?: number | /** An inclusive range. */ {
+    /** Lowest accepted HTTP status. */
+    min: number
+    /** Highest accepted HTTP status. */
+    max: number
+  }
+  /** Milliseconds between probes, default 500. */
   interval?: number
-  /** Local deadline in ms ({@link ProcessReadyTimeoutError}); no default. */
+  /**
+   * Local deadline in milliseconds ({@link ProcessReadyTimeoutError}); the process keeps running.
+   * No default: without it the wait lasts until the port is ready or the process ends. `0` times
+   * out without probing.
+   */
   timeout?: number
+  /** Cancels this wait only ({@link ProcessAbortedError}); the process keeps running. */
   signal?: AbortSignal
 }
 
-/** A process started by {@link ProcessManager.exec} (or the Processes-API view of a spawned one). */
+/**
+ * A process started by {@link ProcessManager.exec} (or the Processes-API view of a spawned one).
+ * Observing is not controlling: a timeout or abort of any wait ends the wait, never the process.
+ * Every method rejects with {@link StaleProcessHandleError} once the manager is closed.
+ */
 export declare class Process {
+  /** Not constructible: processes come from {@link ProcessManager.exec} and {@link ProcessManager.getProcess}. */
   private constructor()
+  /** The process id in its manager: stable, the key of {@link ProcessManager.getProcess}, and named in its log cursors. */
   readonly id: string
   /** The OS pid of the root (also its process group id). */
   readonly pid: number
-  /** Resolves with the exit code when the whole group has finished. */
+  /**
+   * Resolves with the exit code (128 + signal number when a signal ended the root) once the whole
+   * group has finished, like {@link Process.waitForExit}; also after `close()` (137: SIGKILL). Read
+   * it only when needed: once read, the pending promise keeps Node alive until the process ends.
+   */
   readonly exitCode: Promise<number>
+  /** A snapshot: `running` until the root has exited and the whole group is gone, then `exited`. */
   status(): Promise<ProcessStatus>
-  /** A replayable, cursor-addressed stream of events. */
+  /**
+   * A replayable, cursor-addressed stream of events from the bounded output log (1 MiB and
+   * 10,000 events per process). A reader that falls behind gets one `truncated` event and goes on
+   * from the oldest retained event; readers never slow the process down. Rejects with
+   * {@link InvalidProcessCursorError} for a bad `since` and {@link ProcessAbortedError} when
+   * `signal` is already aborted.
+   */
   logs(options?: ProcessLogsOptions): Promise<ReadableStream<ProcessLogEvent>>
-  /** Buffers stdout and stderr until exit (or the local timeout). */
-  output(options: ProcessOutputOptions & { encoding: 'utf8' }): Promise<ProcessOutput<string>>
+  /**
+   * Waits until the whole group has finished, then resolves with its output, decoded as UTF-8.
+   * See the overload below.
+   */
+  output(options: ProcessOutputOptions & {
+    /** Decode stdout and stderr as UTF-8 strings. */
+    encoding: 'utf8'
+  }): Promise<ProcessOutput<string>>
+  /**
+   * Waits until the whole group has finished, then resolves with its stdout and stderr (bytes, or
+   * strings with `encoding: 'utf8'`) and the exit. The output comes from the bounded log, so a
+   * long run keeps only its newest 1 MiB / 10,000 events (`truncated: true`). Rejects with
+   * {@link ProcessWaitTimeoutError} or {@link ProcessAbortedError}; the process keeps running.
+   */
   output(options?: ProcessOutputOptions): Promise<ProcessOutput<Uint8Array>>
-  /** Waits until the whole process group has finished. */
+  /**
+   * Waits until the root has exited and the whole process group is gone; resolves with the
+   * root's outcome. Rejects with {@link ProcessWaitTimeoutError} or {@link ProcessAbortedError};
+   * the process keeps running.
+   */
   waitForExit(options?: WaitForExitOptions): Promise<ProcessExit>
   /**
-   * Waits until stdout/stderr matches (`includes` for a string; a RegExp over a rolling 64 KiB
-   * window). Exit first: {@link ProcessExitedBeforeLogError}.
+   * Waits until stdout/stderr matches, searching from the start of the retained output (so
+   * output printed before the call counts): `includes` for a string; a RegExp (flags `g`/`y`
+   * ignored) over a rolling 64 KiB window. Exit first: {@link ProcessExitedBeforeLogError}; also
+   * {@link ProcessWaitTimeoutError}, {@link ProcessAbortedError}.
    */
   waitForLog(pattern: string | RegExp, options?: WaitForLogOptions): Promise<WaitForLogResult>
-  /** Polls until the port is ready. Exit first: {@link ProcessExitedBeforeReadyError}. */
+  /**
+   * Probes `port` (an integer 1–65535) on loopback (127.0.0.1, then ::1) every `interval` until it
+   * is ready; any listener on that port counts. Exit first: {@link ProcessExitedBeforeReadyError};
+   * deadline passed: {@link ProcessReadyTimeoutError} (the message says what the last probe saw);
+   * also {@link ProcessAbortedError}.
+   */
   waitForPort(port: number, options?: WaitForPortOptions): Promise<void>
-  /** Sends a numeric signal (1–64, default 15) to the whole group; never escalates. */
+  /**
+   * Sends a numeric signal (1–64, default 15 = SIGTERM) to the whole group and resolves once sent,
+   * without waiting for the exit; never escalates. After exit it resolves and sends nothing. Any
+   * other `signal` rejects with {@link InvalidProcessSignalError}.
+   */
   kill(signal?: number): Promise<void>
 }
 
@@ -340,9 +566,20 @@ export declare class Process {
 // The manager
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Starts and tracks processes. Both faces share one registry: {@link ProcessManager.spawn} /
+ * `list` / `get` / `kill` / `release` (Mastra's `SandboxProcessManager`) and
+ * {@link ProcessManager.exec} / `getProcess` / `listProcesses` (the Processes API). Every process
+ * gets exactly `{ PATH: process.env.PATH, ...manager env, ...call env }` as its environment.
+ */
 export declare class ProcessManager {
+  /**
+   * Checks `options` and fixes the working directory; starts nothing. A bad `env` throws
+   * {@link InvalidProcessEnvironmentError}, a non-string `workingDirectory`
+   * {@link InvalidProcessCwdError}, a non-object `options` {@link InvalidProcessOptionError}.
+   */
   constructor(options?: ProcessManagerOptions)
-  /** The sandbox env layer (merged under each call's env). */
+  /** The sandbox env layer (merged under each call's env). Assign or mutate it: later launches use it. */
   env: Record<string, string | undefined>
   /** Absolute default working directory. */
   readonly workingDirectory: string
@@ -350,27 +587,44 @@ export declare class ProcessManager {
   /**
    * Runs `command` with `/bin/sh -c` in a new process group. Resolves with the handle once started,
    * before any output callback fires. A missing cwd rejects ({@link InvalidProcessCwdError},
-   * message with ENOENT) and nothing is tracked; a missing command exits 127.
+   * message with ENOENT) and nothing is tracked; a missing command exits 127. Also rejects with
+   * {@link InvalidProcessCommandError} (empty or NUL), {@link InvalidProcessOptionError},
+   * {@link InvalidProcessEnvironmentError}, {@link ProcessSpawnFailedError} (the OS refused:
+   * EMFILE, EAGAIN…) and {@link ProcessManagerClosedError}.
    */
   spawn(command: string, options?: SpawnProcessOptions): Promise<ProcessHandle>
-  /** Every tracked handle, running or exited. */
+  /** Every tracked handle, running or exited (until released, killed through the manager, or read by `get` after exit). */
   list(): Promise<ProcessInfo[]>
   /** The handle for `pid`, or `undefined`. The first `get` after exit returns it and forgets it. */
   get(pid: string): Promise<ProcessHandle | undefined>
-  /** Kills the group, waits for exit, forgets the handle. `false` for an unknown pid. */
+  /**
+   * SIGKILL to the group of `pid`, waits for the exit, forgets the handle. Resolves `true` if it
+   * was running, `false` if it had already exited (still forgotten) or the pid is unknown.
+   */
   kill(pid: string): Promise<boolean>
-  /** Forgets a handle without touching its process. */
+  /** Forgets a handle without touching its process; the handle keeps working. No-op for an unknown pid. */
   release(pid: string): void
 
-  /** Starts argv (no shell). Resolves once launched, not at exit. */
+  /**
+   * Starts argv (no shell) in a new process group, with stdin at EOF (`/dev/null`). Resolves once
+   * launched, not at exit. Rejects with {@link InvalidProcessCommandError},
+   * {@link InvalidProcessCwdError}, {@link InvalidProcessEnvironmentError},
+   * {@link InvalidProcessOptionError}, {@link ProcessSpawnFailedError} (program not found or not
+   * executable, EMFILE, EAGAIN…) or {@link ProcessManagerClosedError}; nothing is left running.
+   */
   exec(command: ProcessCommand, options?: ExecOptions): Promise<Process>
-  /** The process with this id, or `null`; never throws for a missing one. */
+  /**
+   * The process with this id (from `exec`, or {@link ProcessHandle.id} of a spawn), the same
+   * object every call, or `null` when unknown, no longer kept, or the manager is closed; never
+   * throws for a missing one.
+   */
   getProcess(id: string): Promise<Process | null>
-  /** Running processes and the last 64 exited ones; `[]` once closed. */
+  /** The status of the running processes and the last 64 exited ones, oldest start first; `[]` once closed. */
   listProcesses(): Promise<ProcessStatus[]>
   /**
    * Kills every process of this manager and waits for them; afterwards every handle is stale
    * ({@link StaleProcessHandleError}) and new work is refused ({@link ProcessManagerClosedError}).
+   * Idempotent.
    */
   close(): Promise<void>
 }
@@ -384,105 +638,146 @@ export declare function liveProcessCount(): number
 
 /** Base class of procvisor's errors (except {@link InvalidProcessOptionError}, a RangeError). */
 export declare class ProcessError extends Error {
+  /** The stable code of the error class (e.g. `'PROCESS_WAIT_TIMEOUT'`); branch on it. */
   readonly code: string
 }
 /** `STALE_PROCESS_HANDLE`: the handle's manager was closed. */
 export declare class StaleProcessHandleError extends ProcessError {
+  /** Always `'STALE_PROCESS_HANDLE'`. */
   readonly code: 'STALE_PROCESS_HANDLE'
+  /** The same code on the class, for `err.code === StaleProcessHandleError.code`. */
   static readonly code: 'STALE_PROCESS_HANDLE'
 }
 /** `PROCESS_NOT_FOUND`: exported for parity with the Processes API; lookups return null/undefined instead. */
 export declare class ProcessNotFoundError extends ProcessError {
+  /** Always `'PROCESS_NOT_FOUND'`. */
   readonly code: 'PROCESS_NOT_FOUND'
+  /** The same code on the class, for `err.code === ProcessNotFoundError.code`. */
   static readonly code: 'PROCESS_NOT_FOUND'
 }
-/** `PROCESS_WAIT_TIMEOUT`: a local wait (output, waitForExit, waitForLog, logs) ran out of time. */
+/** `PROCESS_WAIT_TIMEOUT`: a local wait (`output`, `waitForExit`, `waitForLog`) ran out of time. */
 export declare class ProcessWaitTimeoutError extends ProcessError {
+  /** Always `'PROCESS_WAIT_TIMEOUT'`. */
   readonly code: 'PROCESS_WAIT_TIMEOUT'
+  /** The same code on the class, for `err.code === ProcessWaitTimeoutError.code`. */
   static readonly code: 'PROCESS_WAIT_TIMEOUT'
 }
 /** `PROCESS_ABORTED`: the caller's AbortSignal ended a wait or stream (the process keeps running). */
 export declare class ProcessAbortedError extends ProcessError {
+  /** Always `'PROCESS_ABORTED'`. */
   readonly code: 'PROCESS_ABORTED'
+  /** The same code on the class, for `err.code === ProcessAbortedError.code`. */
   static readonly code: 'PROCESS_ABORTED'
 }
 /** `PROCESS_READY_TIMEOUT`: waitForPort's deadline passed. */
 export declare class ProcessReadyTimeoutError extends ProcessError {
+  /** Always `'PROCESS_READY_TIMEOUT'`. */
   readonly code: 'PROCESS_READY_TIMEOUT'
+  /** The same code on the class, for `err.code === ProcessReadyTimeoutError.code`. */
   static readonly code: 'PROCESS_READY_TIMEOUT'
 }
 /** `PROCESS_EXITED_BEFORE_READY`: the process ended before its port was ready. */
 export declare class ProcessExitedBeforeReadyError extends ProcessError {
+  /** Always `'PROCESS_EXITED_BEFORE_READY'`. */
   readonly code: 'PROCESS_EXITED_BEFORE_READY'
+  /** The same code on the class, for `err.code === ProcessExitedBeforeReadyError.code`. */
   static readonly code: 'PROCESS_EXITED_BEFORE_READY'
 }
 /** `PROCESS_EXITED_BEFORE_LOG`: the process ended before its output matched. */
 export declare class ProcessExitedBeforeLogError extends ProcessError {
+  /** Always `'PROCESS_EXITED_BEFORE_LOG'`. */
   readonly code: 'PROCESS_EXITED_BEFORE_LOG'
+  /** The same code on the class, for `err.code === ProcessExitedBeforeLogError.code`. */
   static readonly code: 'PROCESS_EXITED_BEFORE_LOG'
 }
 /** `INVALID_PROCESS_CWD`: the cwd does not exist, is not a directory, or cannot be entered. */
 export declare class InvalidProcessCwdError extends ProcessError {
+  /** Always `'INVALID_PROCESS_CWD'`. */
   readonly code: 'INVALID_PROCESS_CWD'
+  /** The same code on the class, for `err.code === InvalidProcessCwdError.code`. */
   static readonly code: 'INVALID_PROCESS_CWD'
 }
 /** `INVALID_PROCESS_ENVIRONMENT`: an env name is empty or holds `=`/NUL, or a value is not a string or holds NUL. */
 export declare class InvalidProcessEnvironmentError extends ProcessError {
+  /** Always `'INVALID_PROCESS_ENVIRONMENT'`. */
   readonly code: 'INVALID_PROCESS_ENVIRONMENT'
+  /** The same code on the class, for `err.code === InvalidProcessEnvironmentError.code`. */
   static readonly code: 'INVALID_PROCESS_ENVIRONMENT'
 }
 /** `INVALID_PROCESS_CURSOR`: a cursor of another process, malformed, or from the future. */
 export declare class InvalidProcessCursorError extends ProcessError {
+  /** Always `'INVALID_PROCESS_CURSOR'`. */
   readonly code: 'INVALID_PROCESS_CURSOR'
+  /** The same code on the class, for `err.code === InvalidProcessCursorError.code`. */
   static readonly code: 'INVALID_PROCESS_CURSOR'
 }
 /** `PROCESS_SPAWN_FAILED`: the executable could not be started (not found, not executable, EMFILE, EAGAIN…). */
 export declare class ProcessSpawnFailedError extends ProcessError {
+  /** Always `'PROCESS_SPAWN_FAILED'`. */
   readonly code: 'PROCESS_SPAWN_FAILED'
+  /** The same code on the class, for `err.code === ProcessSpawnFailedError.code`. */
   static readonly code: 'PROCESS_SPAWN_FAILED'
 }
 /** `INVALID_PROCESS_COMMAND`: an empty command, a non-string argument, or a NUL byte. */
 export declare class InvalidProcessCommandError extends ProcessError {
+  /** Always `'INVALID_PROCESS_COMMAND'`. */
   readonly code: 'INVALID_PROCESS_COMMAND'
+  /** The same code on the class, for `err.code === InvalidProcessCommandError.code`. */
   static readonly code: 'INVALID_PROCESS_COMMAND'
 }
 /** `INVALID_PROCESS_SIGNAL`: a signal that is not an integer from 1 to 64 (nothing was sent). */
 export declare class InvalidProcessSignalError extends ProcessError {
+  /** Always `'INVALID_PROCESS_SIGNAL'`. */
   readonly code: 'INVALID_PROCESS_SIGNAL'
+  /** The same code on the class, for `err.code === InvalidProcessSignalError.code`. */
   static readonly code: 'INVALID_PROCESS_SIGNAL'
 }
 /** `PROCESS_MANAGER_CLOSED`: the manager was closed. */
 export declare class ProcessManagerClosedError extends ProcessError {
+  /** Always `'PROCESS_MANAGER_CLOSED'`. */
   readonly code: 'PROCESS_MANAGER_CLOSED'
+  /** The same code on the class, for `err.code === ProcessManagerClosedError.code`. */
   static readonly code: 'PROCESS_MANAGER_CLOSED'
 }
 /** `PROCESS_ALREADY_EXITED`: stdin used after exit (`Process <pid> has already exited with code <n>`). */
 export declare class ProcessAlreadyExitedError extends ProcessError {
+  /** Always `'PROCESS_ALREADY_EXITED'`. */
   readonly code: 'PROCESS_ALREADY_EXITED'
+  /** The same code on the class, for `err.code === ProcessAlreadyExitedError.code`. */
   static readonly code: 'PROCESS_ALREADY_EXITED'
 }
 /** `PROCESS_STDIN_UNAVAILABLE`: stdin used on a process spawned with `stdinMode: 'ignore'`. */
 export declare class ProcessStdinUnavailableError extends ProcessError {
+  /** Always `'PROCESS_STDIN_UNAVAILABLE'`. */
   readonly code: 'PROCESS_STDIN_UNAVAILABLE'
+  /** The same code on the class, for `err.code === ProcessStdinUnavailableError.code`. */
   static readonly code: 'PROCESS_STDIN_UNAVAILABLE'
 }
 /** `PROCESS_STDIN_CLOSED`: a write after `closeStdin()`. */
 export declare class ProcessStdinClosedError extends ProcessError {
+  /** Always `'PROCESS_STDIN_CLOSED'`. */
   readonly code: 'PROCESS_STDIN_CLOSED'
+  /** The same code on the class, for `err.code === ProcessStdinClosedError.code`. */
   static readonly code: 'PROCESS_STDIN_CLOSED'
 }
 /** `PROCESS_STDIN_WRITE_FAILED`: the child closed its stdin (EPIPE) or the write failed. */
 export declare class ProcessStdinWriteError extends ProcessError {
+  /** Always `'PROCESS_STDIN_WRITE_FAILED'`. */
   readonly code: 'PROCESS_STDIN_WRITE_FAILED'
+  /** The same code on the class, for `err.code === ProcessStdinWriteError.code`. */
   static readonly code: 'PROCESS_STDIN_WRITE_FAILED'
 }
 /** `PROCESS_OUTPUT_TRUNCATED`: `handle.reader` fell behind the bounded log and output was lost. */
 export declare class ProcessOutputTruncatedError extends ProcessError {
+  /** Always `'PROCESS_OUTPUT_TRUNCATED'`. */
   readonly code: 'PROCESS_OUTPUT_TRUNCATED'
+  /** The same code on the class, for `err.code === ProcessOutputTruncatedError.code`. */
   static readonly code: 'PROCESS_OUTPUT_TRUNCATED'
 }
 /** `INVALID_PROCESS_OPTION`: an option of the wrong type or out of range. A RangeError. */
 export declare class InvalidProcessOptionError extends RangeError {
+  /** Always `'INVALID_PROCESS_OPTION'`. */
   readonly code: 'INVALID_PROCESS_OPTION'
+  /** The same code on the class, for `err.code === InvalidProcessOptionError.code`. */
   static readonly code: 'INVALID_PROCESS_OPTION'
 }

@@ -10,8 +10,8 @@
  * ```
  *
  * The classes extend the base classes of the application's own `@mastra/core/workspace`
- * (an optional peer dependency of procvisor, `>= 1.71.0`); importing `procvisor/mastra` without it
- * installed throws an error that says so. `procvisor` itself never loads `@mastra/core`.
+ * (`>= 1.71.0`, optional: procvisor lists it in `peerDependencies`); importing `procvisor/mastra`
+ * without it installed throws an error that says so. `procvisor` itself never loads `@mastra/core`.
  *
  * The ES module entry builds the classes over Mastra's ES module build; the CommonJS entry over
  * its CommonJS build (loaded on first use of an export). Use the entry that matches how the
@@ -75,8 +75,11 @@ export declare class NativeProcessHandle extends ProcessHandle {
    * abort kills the process. The same result every call.
    */
   wait(options?: {
+    /** Receives decoded stdout chunks until this wait settles. */
     onStdout?: (data: string) => void
+    /** Receives decoded stderr chunks until this wait settles. */
     onStderr?: (data: string) => void
+    /** Aborting kills the process (SIGKILL to the group); the wait then settles with its result. */
     abortSignal?: AbortSignal
   }): Promise<CommandResult>
 }
@@ -96,7 +99,25 @@ export declare class NativeProcessHandle extends ProcessHandle {
  * Usable on its own in any `MastraSandbox`: `new MySandbox({ processes: new NativeProcessManager() })`.
  */
 export declare class NativeProcessManager<TSandbox extends MastraSandbox = MastraLocalSandbox> extends SandboxProcessManager<TSandbox> {
-  constructor(options?: { env?: Record<string, string | undefined> })
+  /**
+   * Starts nothing. Mastra's base class keeps `env`; {@link NativeLocalSandbox} passes its own
+   * `env` option here.
+   */
+  constructor(options?: {
+    /**
+     * Environment of every process, under the per-call `env`, used when the sandbox has no
+     * `buildEnv` (outside a `LocalSandbox`); inside one, the sandbox builds the environment.
+     * `undefined` drops a name.
+     */
+    env?: Record<string, string | undefined>
+  })
+  /**
+   * Starts `command` and resolves with its handle once it runs, before any output callback
+   * fires; Mastra's base class first starts the sandbox if needed (`ensureRunning`) and then
+   * tracks the handle. `timeout` is in milliseconds (exit code 124); `maxRetainedBytes` defaults
+   * to 1 MiB, and a bad value is a RangeError before anything runs. A missing `cwd` rejects with
+   * `InvalidProcessCwdError` from `procvisor` (`ENOENT`); a command that is not found exits 127.
+   */
   spawn(command: string, options?: SpawnProcessOptions): Promise<NativeProcessHandle>
   /** Every tracked process, running or exited, with its `command`. */
   list(): Promise<ProcessInfo[]>
@@ -108,7 +129,12 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
  * `setEnv`) is Mastra's `LocalSandbox`.
  */
 export declare class NativeLocalSandbox extends MastraLocalSandbox {
+  /** Mastra's `LocalSandbox` constructor, with the same options; starts nothing. */
   constructor(options?: LocalSandboxOptions)
+  /**
+   * The sandbox's process manager, bound to this sandbox: it follows the sandbox's working
+   * directory, environment (including `setEnv`) and isolation.
+   */
   readonly processes: NativeProcessManager<MastraLocalSandbox>
   /**
    * Mastra's built-in `executeCommand` over `this.processes`: args POSIX-quoted onto the command
@@ -122,6 +148,7 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
 
 /** Alias of {@link NativeLocalSandbox}, for `import { LocalSandbox } from 'procvisor/mastra'`. */
 export declare const LocalSandbox: typeof NativeLocalSandbox
+/** The instance type of {@link NativeLocalSandbox}, so `LocalSandbox` also works as a type. */
 export type LocalSandbox = NativeLocalSandbox
 
 /** Mastra's `shellQuote`: `[a-zA-Z0-9._-/=:@]+` passes unchanged, anything else is single-quoted. */
@@ -132,8 +159,12 @@ export declare function shellQuote(arg: string): string
  * for you; call it only to target another copy of Mastra (for example one a bundler inlined).
  */
 export declare function defineMastraClasses(workspace: typeof import('@mastra/core/workspace')): {
+  /** {@link NativeProcessHandle}, extending that module's `ProcessHandle`. */
   NativeProcessHandle: typeof NativeProcessHandle
+  /** {@link NativeProcessManager}, extending that module's `SandboxProcessManager`. */
   NativeProcessManager: typeof NativeProcessManager
+  /** {@link NativeLocalSandbox}, extending that module's `LocalSandbox`. */
   NativeLocalSandbox: typeof NativeLocalSandbox
+  /** The same class as `NativeLocalSandbox`. */
   LocalSandbox: typeof NativeLocalSandbox
 }

@@ -1,5 +1,5 @@
 'use strict'
-// Bad input (issue 6), as one data-driven table: every public function and option, tried with
+// Bad input, as one data-driven table: every public function and option, tried with
 // wrong types and out-of-range values, and the state-dependent misuses (a released pid, a closed
 // manager, a stale handle, a malformed cursor). Each row either gets a typed error with a stable
 // `code`, or has a defined result that the row states. After every row, nothing new is running
@@ -35,7 +35,7 @@ const ctx = {}
 test.before(async () => {
   const pm = new ProcessManager({ workingDirectory: tmp })
   ctx.pm = pm
-  ctx.p = await pm.exec(['sleep', '600']) // a running seed-002 Process
+  ctx.p = await pm.exec(['sleep', '600']) // a running Processes API Process
   ctx.h = await pm.spawn('sleep 600') // a running Mastra handle, stdin a pipe
   ctx.hIgnore = await pm.spawn('sleep 600', { stdinMode: 'ignore' })
   ctx.hClosed = await pm.spawn('sleep 600')
@@ -238,7 +238,7 @@ const rows = [
   ['listProcesses(junk): the list', (c) => c.pm.listProcesses(42), ok((l) => assert.ok(Array.isArray(l) && l.length > 0))],
   ['liveProcessCount(junk): a number', () => liveProcessCount('x'), ok((n) => assert.equal(typeof n, 'number'))],
 
-  // Process (seed-002 face)
+  // Process (the Processes API)
   ...BAD_SIGNALS.flatMap(([n, v]) => [
     [`process.kill(${n})`, (c) => c.p.kill(v), SIG],
     [`process.kill(${n}) after exit`, (c) => c.pExited.kill(v), SIG],
@@ -309,8 +309,8 @@ test('the table covers every code', () => {
   const covered = new Set(rows.map((r) => r[2]).filter((e) => typeof e === 'string'))
   // PROCESS_STDIN_WRITE_FAILED needs a write that fails in the kernel (see reliability.test.js,
   // stdin racing exit); PROCESS_OUTPUT_TRUNCATED needs a reader that falls behind (same file);
-  // PROCESS_NOT_FOUND is exported for parity with the seed but never thrown (lookups return
-  // null or undefined, as the contracts say).
+  // PROCESS_NOT_FOUND is exported for parity with the Processes API but never thrown (lookups
+  // return null or undefined instead).
   const elsewhere = new Set(['PROCESS_STDIN_WRITE_FAILED', 'PROCESS_OUTPUT_TRUNCATED', 'PROCESS_NOT_FOUND'])
   const missing = Object.keys(CLASS).filter((code) => !covered.has(code) && !elsewhere.has(code))
   assert.deepEqual(missing, [])

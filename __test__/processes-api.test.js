@@ -1,5 +1,6 @@
 'use strict'
-// The Processes API of seed 002 (contract/processes-api.md, "Semantics"), against real processes.
+// The Processes API (`exec`, `getProcess`, `listProcesses` and `Process`): its semantics, against
+// real processes.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -421,7 +422,7 @@ test.describe('registry, errors and stale handles', () => {
     await m.close()
   })
 
-  test('every seed error class is exported with a stable code and instanceof works', () => {
+  test('every Processes API error class is exported with a stable code and instanceof works', () => {
     const codes = {
       StaleProcessHandleError: 'STALE_PROCESS_HANDLE',
       ProcessNotFoundError: 'PROCESS_NOT_FOUND',

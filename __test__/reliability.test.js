@@ -1,5 +1,5 @@
 'use strict'
-// Reliability (issue 6): quick versions of the soak (soak/scenarios.js, the same code as
+// Reliability: quick versions of the soak (soak/scenarios.js, the same code as
 // `npm run soak` at small sizes), bytes that are not UTF-8, output at exit, and running out of
 // descriptors or processes. Real processes only; the figures come from /proc, not from procvisor.
 const test = require('node:test')

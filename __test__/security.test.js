@@ -1,5 +1,5 @@
 'use strict'
-// Security defaults and limits (issue 6): argv never reaches a shell, the environment holds only
+// Security defaults and limits: argv never reaches a shell, the environment holds only
 // what was given (plus PATH), and each per-process limit actually bites a real child.
 //
 // Limits are set with setrlimit(2) in the child before exec, so they hold from its first

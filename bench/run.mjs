@@ -1,6 +1,6 @@
 // `npm run bench`: procvisor side by side with child_process, execa, tinyexec, Mastra's LocalSandbox
 // process manager and the limit (bench/limit, plain Rust), in one run, contenders interleaved.
-// Prints the tables and the targets of issue 5, and writes bench/RESULTS.md.
+// Prints the tables and the performance targets, and writes bench/RESULTS.md.
 //
 // Environment knobs (for development; RESULTS.md is only written by a full, default run):
 //   BENCH_ONLY=spawn,heap,output,idle,lag   run a subset
@@ -154,7 +154,7 @@ if (res.output) log(`\n${render.outputTables(res.output, WORKLOADS)}`)
 if (res.idle) log(`\n${render.idleTable(res.idle)}\n`)
 if (res.lag) log(`\n${render.lagTable(res.lag)}`)
 const { table } = await import('./lib/stats.mjs')
-log(`\n== Targets (issue 5)\n\n${table(['target', 'this run', 'verdict'], res.targets)}\n`)
+log(`\n== Targets\n\n${table(['target', 'this run', 'verdict'], res.targets)}\n`)
 log(res.leaks)
 
 const md = markdown(res, { workloads: WORKLOADS })

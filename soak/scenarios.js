@@ -137,7 +137,7 @@ async function lanes(n, width, fn) {
 
 /**
  * `n` spawn→wait cycles, alternating the two faces: Mastra `spawn('exit 0')` (a shell, stdin a
- * pipe) + `wait()` + `release()`, and seed-002 `exec(['true'])` + `waitForExit()`.
+ * pipe) + `wait()` + `release()`, and the Processes API's `exec(['true'])` + `waitForExit()`.
  */
 async function cycles(n, { width = 4 } = {}) {
   const pm = new ProcessManager({ workingDirectory: os.tmpdir() })
@@ -275,7 +275,7 @@ async function killStorms(n) {
 
   // c) kill twice (concurrently and again), then kill after exit
   const twice = []
-  const views = [] // seed-002 views taken while running (the manager keeps only 64 exited records)
+  const views = [] // Processes API views taken while running (the manager keeps only 64 exited records)
   for (let i = 0; i < n; i++) twice.push(await pm.spawn('sleep 600'))
   for (const h of twice) {
     pgids.add(Number(h.pid))
@@ -292,7 +292,7 @@ async function killStorms(n) {
   }
 
   marks.twice = Date.now() - t0
-  // d) one process, many handles, all at once: the Mastra handle, the seed-002 view (twice),
+  // d) one process, many handles, all at once: the Mastra handle, the Processes API view (twice),
   //    the manager by pid, and an aborted wait
   const many = []
   for (let i = 0; i < n; i++) many.push(await pm.spawn('sleep 600 & sleep 600'))
@@ -406,7 +406,7 @@ class LineChecker {
 }
 
 /**
- * seed-002 `logs()`: the stream is opened and then not read while `seq 1 lines` floods; after the
+ * Processes API `logs()`: the stream is opened and then not read while `seq 1 lines` floods; after the
  * exit it is read to the end. Kept: what the stream had queued, one `truncated` event, then the
  * newest retained events, each run in order.
  */

@@ -1,4 +1,4 @@
-// Turns the sections' rows into the printed tables, the targets of issue 5 (each a ratio measured
+// Turns the sections' rows into the printed tables, the performance targets (each a ratio measured
 // in this run, met or missed), and bench/RESULTS.md.
 
 import { fmt, ratio, table } from './stats.mjs'
@@ -76,7 +76,7 @@ function lagTable(lag) {
   )}\n`
 }
 
-/** The targets of issue 5, each evaluated on this run's numbers. */
+/** The performance targets, each evaluated on this run's numbers. */
 export function targets(res) {
   const out = []
   const sp = (form, inflight, pred) => res.spawn?.find((r) => r.form.startsWith(form) && r.inflight === inflight && pred(r))
@@ -161,16 +161,16 @@ export function markdown(res, { workloads }) {
   )
   lines.push('')
   lines.push(`- Machine: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB RAM, ${m.kernel}${m.glibc ? `, glibc ${m.glibc}` : ''}`)
-  lines.push(`- Node ${m.node}; load average at start ${m.loadavg}, at end ${res.loadEnd}${res.stealSecs !== undefined ? `; CPU time stolen by the hypervisor during the run: ${fmt(res.stealSecs, 1)} s` : ''} (a shared VM: other sessions' work shows up as noise, which the interleaving spreads over all contenders)`)
+  lines.push(`- Node ${m.node}; load average at start ${m.loadavg}, at end ${res.loadEnd}${res.stealSecs !== undefined ? `; CPU time stolen by the hypervisor during the run: ${fmt(res.stealSecs, 1)} s` : ''} (a shared VM: other work on the machine shows up as noise, which the interleaving spreads over all contenders)`)
   if (res.abRun) lines.push(`- A/B run: JS package ${res.abRun.root || '(this checkout)'}, addon ${res.abRun.addon || '(this checkout, release)'}`)
   lines.push(`- procvisor addon: release build \`${res.addon.path}\`${res.addon.builtAt ? ` (built ${res.addon.builtAt})` : ''}, loaded from a private copy`)
-  lines.push(`- Peers: execa ${res.versions.execa}, tinyexec ${res.versions.tinyexec}, @mastra/core ${res.versions.mastra} (LocalSandbox → LocalProcessManager, which runs execa with \`shell: true, detached: true\`)`)
+  lines.push(`- Libraries compared: execa ${res.versions.execa}, tinyexec ${res.versions.tinyexec}, @mastra/core ${res.versions.mastra} (LocalSandbox → LocalProcessManager, which runs execa with \`shell: true, detached: true\`)`)
   lines.push('- The limit: `bench/limit`, a dependency-free Rust program doing the same work with `std::process` (posix_spawn) and plain blocking reads.')
-  lines.push('- Each section runs in a fresh Node process. Every child gets the same environment (PATH only). Contenders are interleaved: each round runs every contender once, in a rotated order; numbers are medians over rounds. Ratios are procvisor ÷ peer.')
+  lines.push('- Each section runs in a fresh Node process. Every child gets the same environment (PATH only). Contenders are interleaved: each round runs every contender once, in a rotated order; numbers are medians over rounds. Ratios are procvisor ÷ the other contender.')
   if (res.busyBefore) lines.push(`- CPU in use by other work just before each section (before each section the bench waits, up to 90 s and 180 s in all, for others to use < 25%): ${Object.entries(res.busyBefore).map(([k, v]) => `${k.split('.')[0]}: ${v === undefined ? 'n/a' : `${(v * 100).toFixed(0)}%`}`).join(', ')}`)
   if (res.mastraError) lines.push(`- Mastra's LocalSandbox could not run here (${res.mastraError}); its rows are missing.`)
   lines.push('')
-  lines.push('## Targets (issue 5)')
+  lines.push('## Targets')
   lines.push('')
   lines.push(table(['target', 'this run', 'verdict'], res.targets))
   lines.push('')
