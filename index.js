@@ -9,7 +9,7 @@ const { ProcessHandle } = require('./lib/handle')
 const { Process } = require('./lib/process')
 const { binding } = require('./lib/native')
 
-const { fromNative, call, invalidOption, ...errorClasses } = errors
+const { fromNative, invalidOption, ...errorClasses } = errors
 
 /** How many processes are alive in this Node process (all managers, all realms). */
 function liveProcessCount() {

@@ -10,7 +10,7 @@
  * process groups killed as a whole, SIGTERM → SIGKILL on timeout, no orphans when Node exits.
  *
  * The classes extend the base classes of the application's own `@mastra/core/workspace` (an
- * optional peer dependency), so Mastra's env overlay, `ensureRunning`, tracking, output retention,
+ * optional dependency, listed in `peerDependencies`), so Mastra's env overlay, `ensureRunning`, tracking, output retention,
  * listeners and reader/writer streams are Mastra's code, not a copy.
  *
  * This file is the CommonJS entry: it uses the CommonJS build of `@mastra/core/workspace` and
@@ -20,8 +20,11 @@
  */
 
 const path = require('node:path')
-const { ProcessManager: CoreProcessManager, ProcessAlreadyExitedError, ProcessStdinUnavailableError } = require('./index.js')
+const { ProcessHandle: CoreProcessHandle } = require('./lib/handle.js')
 const { processInfo } = require('./lib/handle.js')
+const { launch, mastraExitCode } = require('./lib/core.js')
+const { mergeEnv, shellSpec } = require('./lib/manager.js')
+const { ProcessStdinUnavailableError } = require('./lib/errors.js')
 
 /** Mastra's `shellQuote` (not exported by @mastra/core): safe words pass, the rest is single-quoted. */
 function shellQuote(arg) {
@@ -48,9 +51,9 @@ function defineMastraClasses(workspace) {
   }
 
   /**
-   * Mastra `ProcessHandle` over one procvisor process. Output reaches Mastra's `emitStdout` /
-   * `emitStderr` (decoded incrementally, so a UTF-8 character split across reads arrives whole),
-   * and Mastra's base class retains it, calls the listeners and feeds `reader`.
+   * Mastra `ProcessHandle` over one procvisor process core. Output reaches Mastra's `emitStdout` /
+   * `emitStderr` already decoded (a UTF-8 character split across reads arrives whole), and
+   * Mastra's base class retains it, calls the listeners and feeds `reader`.
    */
   class NativeProcessHandle extends ProcessHandle {
     /** @internal Created by NativeProcessManager.spawn. */
@@ -59,51 +62,44 @@ function defineMastraClasses(workspace) {
       super(o) // validates maxRetainedBytes, registers spawn-time listeners, wraps wait()
       /** Exit code; `undefined` while running and until all output has been delivered. */
       this.exitCode = undefined
-      this._pv = undefined
-      this._timeout = o.timeout
+      this._core = undefined
+      this._view = undefined
       this._stdinMode = o.stdinMode === 'ignore' ? 'ignore' : 'pipe'
       this._waitPromise = undefined
     }
 
     /** The OS pid (also the process group id), in decimal. */
     get pid() {
-      return this._pv ? this._pv.pid : ''
+      return this._core ? String(this._core.pid) : ''
     }
 
-    /** The procvisor `ProcessHandle` underneath (waitForPort, waitForLog, logs, signals). */
+    /** procvisor's own view of the same process (waitForPort, waitForLog, logs, signals). */
     get nativeHandle() {
-      return this._pv
+      if (!this._view && this._core) this._view = new CoreProcessHandle(this._core)
+      return this._view
     }
 
     /** @internal */
     _attach(core) {
-      this._pv = core
-      this._waitPromise = core.wait().then(
-        (r) => this._settle(r),
-        (err) => this._fail(err),
-      )
+      this._core = core
+      this._waitPromise = core.finish().then((st) => this._settle(st))
     }
 
-    /** @internal procvisor resolves `wait()` after the last chunk reached the listeners. */
-    _settle(r) {
-      if (r.timedOut) this.emitStderr(`\nProcess timed out after ${this._timeout}ms`)
-      this.exitCode = r.exitCode
+    /** @internal Resolves after the last chunk reached the listeners. */
+    _settle(st) {
+      const exit = st.finishedExit
+      if (exit.timedOut) this.emitStderr(this._core.timeoutNote())
+      this.exitCode = mastraExitCode(exit)
       return {
-        success: r.exitCode === 0,
-        exitCode: r.exitCode,
+        success: this.exitCode === 0,
+        exitCode: this.exitCode,
         stdout: this.stdout,
         stderr: this.stderr,
-        executionTimeMs: r.executionTimeMs,
-        killed: r.killed === true,
-        timedOut: r.timedOut === true,
+        executionTimeMs: st.finishedAfterMs,
+        // Mastra reports a timeout as killed too (its timeout is a kill).
+        killed: this.exitCode === 128 || exit.timedOut,
+        timedOut: exit.timedOut,
       }
-    }
-
-    /** @internal Mastra's spawn-error result: exit code 1, the message appended to stderr. */
-    _fail(err) {
-      this.emitStderr(err && err.message ? err.message : String(err))
-      this.exitCode = 1
-      return { success: false, exitCode: 1, stdout: this.stdout, stderr: this.stderr, executionTimeMs: 0 }
     }
 
     /** Resolves once the process exited and its output is drained; the same result every call. */
@@ -117,34 +113,23 @@ function defineMastraClasses(workspace) {
      */
     async kill(signal) {
       if (this.exitCode !== undefined) return false
-      return this._pv.kill(signal)
+      return this.nativeHandle.kill(signal)
     }
 
     /** Writes to stdin; resolves once written. Writes stay in order. */
     async sendStdin(data) {
       this._stdinCheck()
-      await this._pv.sendStdin(data).catch((err) => this._stdinError(err))
+      await this.nativeHandle.sendStdin(data)
     }
 
     /** Sends EOF on stdin. Idempotent; rejects after exit or when stdin was ignored. */
     async closeStdin() {
       this._stdinCheck()
-      await this._pv.closeStdin().catch((err) => this._stdinError(err))
-    }
-
-    /** @internal The process exited while the write was on its way: Mastra's message and exit code. */
-    _stdinError(err) {
-      const code = this._pv.exitCode
-      if (err instanceof ProcessAlreadyExitedError && code !== undefined) {
-        throw new ProcessAlreadyExitedError(`Process ${this.pid} has already exited with code ${code}`, { cause: err })
-      }
-      throw err
+      await this.nativeHandle.closeStdin()
     }
 
     _stdinCheck() {
-      if (this.exitCode !== undefined) {
-        throw new ProcessAlreadyExitedError(`Process ${this.pid} has already exited with code ${this.exitCode}`)
-      }
+      this._core.assertNotExited(this.pid)
       if (this._stdinMode === 'ignore') {
         throw new ProcessStdinUnavailableError(`Process ${this.pid} does not have stdin available`)
       }
@@ -158,12 +143,6 @@ function defineMastraClasses(workspace) {
    * `LocalSandbox` it follows the sandbox's working directory, env and isolation.
    */
   class NativeProcessManager extends SandboxProcessManager {
-    constructor(options) {
-      super(options || {})
-      /** @internal procvisor's manager; used only to start processes (tracking is Mastra's). */
-      this._pv = new CoreProcessManager()
-    }
-
     /** Runs `command` with `/bin/sh -c` (or the sandbox's isolation wrapper, without a shell) in a new process group. */
     async spawn(command, options) {
       const o = options || {}
@@ -190,18 +169,16 @@ function defineMastraClasses(workspace) {
       }
 
       const handle = new NativeProcessHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
-      const core = await this._pv.spawn(command, {
-        cwd,
-        env: envStrings(env),
+      const launchOptions = {
         argv,
         timeout: o.timeout ? o.timeout : undefined,
         stdinMode: o.stdinMode === 'ignore' ? 'ignore' : 'pipe',
         maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
         onStdout: (data) => handle.emitStdout(data),
         onStderr: (data) => handle.emitStderr(data),
-      })
-      this._pv.release(core.pid)
-      handle._attach(core)
+      }
+      const { spec, meta, listeners } = shellSpec(command, launchOptions, { cwd, env: mergeEnv({ PATH: process.env.PATH }, envStrings(env)) })
+      handle._attach(await launch(spec, meta, listeners))
       this._tracked.set(handle.pid, handle)
       return handle
     }

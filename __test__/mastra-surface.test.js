@@ -1,6 +1,6 @@
 'use strict'
-// The Mastra surface (contract/mastra.md: "Types", "ProcessHandle", "SandboxProcessManager"),
-// standalone, against real processes.
+// The Mastra surface (its types, `ProcessHandle` and `SandboxProcessManager`), standalone,
+// against real processes.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -139,7 +139,7 @@ test.describe('ProcessHandle', () => {
     const w = h2.wait({ onStdout: (d) => late.push(d) })
     await w
     assert.deepEqual(late, ['later\n'])
-    assert.equal(h2._listeners[0].size, 0)
+    assert.equal(h2._core.listeners[0].size, 0)
   })
 
   test('the handle is returned before any output callback fires', async () => {

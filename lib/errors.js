@@ -1,6 +1,7 @@
 'use strict'
 // Typed errors. Every class has a stable `code` (never renamed: programs branch on it) and works
-// with `instanceof`. The native layer reports errors as "[CODE] message"; `fromNative` maps them.
+// with `instanceof`. The native layer builds its errors through `fromNative`, registered once per
+// realm: a failed native call throws or rejects with the right class already.
 
 class ProcessError extends Error {
   constructor(message, options) {
@@ -10,7 +11,7 @@ class ProcessError extends Error {
 }
 
 const defs = [
-  // The seed-002 classes.
+  // The Processes API's classes.
   ['StaleProcessHandleError', 'STALE_PROCESS_HANDLE'],
   ['ProcessNotFoundError', 'PROCESS_NOT_FOUND'],
   ['ProcessWaitTimeoutError', 'PROCESS_WAIT_TIMEOUT'],
@@ -22,7 +23,7 @@ const defs = [
   ['InvalidProcessEnvironmentError', 'INVALID_PROCESS_ENVIRONMENT'],
   ['InvalidProcessCursorError', 'INVALID_PROCESS_CURSOR'],
   ['ProcessSpawnFailedError', 'PROCESS_SPAWN_FAILED'],
-  // Ours: the local equivalents and the cases the seed leaves open.
+  // Local cases: commands, signals, a closed manager, stdin and the byte reader.
   ['InvalidProcessCommandError', 'INVALID_PROCESS_COMMAND'],
   ['InvalidProcessSignalError', 'INVALID_PROCESS_SIGNAL'],
   ['ProcessManagerClosedError', 'PROCESS_MANAGER_CLOSED'],
@@ -58,36 +59,20 @@ Object.defineProperty(InvalidProcessOptionError, 'code', { value: 'INVALID_PROCE
 classes.InvalidProcessOptionError = InvalidProcessOptionError
 byCode.set('INVALID_PROCESS_OPTION', InvalidProcessOptionError)
 
-const NATIVE = /^\[([A-Z_]+)\] ([\s\S]*)$/
-
-/** Turns a native "[CODE] message" error into its typed class; other errors pass through. */
-function fromNative(err) {
-  if (!err || typeof err.message !== 'string') return err
-  const m = NATIVE.exec(err.message)
-  if (!m) return err
-  const C = byCode.get(m[1])
-  if (!C) return err
-  return new C(m[2])
-}
-
-/** Calls a native function and rethrows its errors typed (sync or async). */
-function call(fn) {
-  let r
-  try {
-    r = fn()
-  } catch (e) {
-    throw fromNative(e)
-  }
-  if (r && typeof r.then === 'function') {
-    return r.then(undefined, (e) => {
-      throw fromNative(e)
-    })
-  }
-  return r
+/**
+ * The error of a failed native call, called by the addon on the JS thread. A failed spawn also
+ * carries the OS error: `osCode` ('E2BIG', 'ENOENT', …) and `errno`.
+ */
+function fromNative(code, message, osCode, errno) {
+  const C = byCode.get(code) || ProcessError
+  const err = new C(message)
+  if (osCode !== null && osCode !== undefined) err.osCode = osCode
+  if (errno !== null && errno !== undefined) err.errno = errno
+  return err
 }
 
 function invalidOption(message) {
   return new InvalidProcessOptionError(message)
 }
 
-module.exports = { ...classes, fromNative, call, invalidOption }
+module.exports = { ...classes, fromNative, invalidOption }

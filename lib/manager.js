@@ -1,17 +1,18 @@
 'use strict'
 // ProcessManager: Mastra's SandboxProcessManager surface (spawn / list / get / kill / release)
-// and the seed-002 Processes API (exec / getProcess / listProcesses / close) on one registry of
-// native processes. Every process leads its own process group and dies with this Node process.
+// and the Processes API (exec / getProcess / listProcesses / close) over one table of process
+// cores. Every process leads its own process group and dies with this Node process.
 
 const path = require('node:path')
-const { binding, realm } = require('./native')
 const errors = require('./errors')
-const { ProcessHandle, processInfo, scheduleDrain } = require('./handle')
+const { launch, listenersOf } = require('./core')
+const { ProcessHandle, processInfo } = require('./handle')
 const { Process } = require('./process')
+const observe = require('./observe')
 const { checkCount, checkMs, checkSignal, describe } = require('./util')
 
 const DEFAULT_RETAINED = 1024 * 1024
-/** Exited processes the seed-002 face keeps for later reads, as the peer does. */
+/** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
 const KEEP_EXITED = 64
 
 function checkEnvObject(name, env) {
@@ -76,6 +77,42 @@ function checkLimits(limits) {
   return out
 }
 
+/**
+ * Checks the options of a shell launch (the Mastra surface's `spawn`) and turns them into a native
+ * spec. Shared by `ProcessManager.spawn` and `procvisor/mastra`, so that both faces refuse the
+ * same values in the same way.
+ */
+function shellSpec(command, o, { cwd, env }) {
+  if (typeof command !== 'string' || command.length === 0) {
+    throw new errors.InvalidProcessCommandError(`command must be a non-empty string, got ${describe(command)}`)
+  }
+  let retain = o.maxRetainedBytes === undefined ? DEFAULT_RETAINED : o.maxRetainedBytes
+  if (!(retain === Infinity || (typeof retain === 'number' && Number.isInteger(retain) && retain >= 0))) {
+    throw errors.invalidOption(`maxRetainedBytes must be a non-negative integer or Infinity, got ${describe(retain)}`)
+  }
+  if (retain !== Infinity && retain > Number.MAX_SAFE_INTEGER) retain = Infinity
+  const timeout = checkMs('timeout', o.timeout)
+  const grace = checkMs('gracePeriod', o.gracePeriod)
+  // Checked before anything runs: a bad value found after the spawn would leave the process behind.
+  checkSignal(o.abortSignal, 'abortSignal')
+  const listeners = listenersOf(o)
+  const stdinMode = o.stdinMode === undefined ? 'pipe' : o.stdinMode
+  if (stdinMode !== 'pipe' && stdinMode !== 'ignore') throw errors.invalidOption(`stdinMode must be 'pipe' or 'ignore', got ${describe(stdinMode)}`)
+  // `argv` (an executable and its arguments) runs without a shell; `command` is then its label.
+  const argv = o.argv === undefined ? ['/bin/sh', '-c', command] : checkArgv('argv', o.argv)
+  const spec = {
+    argv,
+    env,
+    cwd,
+    stdinPipe: stdinMode === 'pipe',
+    timeoutMs: timeout ? nativeMs(timeout) : undefined,
+    graceMs: nativeMs(grace),
+    retainBytes: retain === Infinity ? undefined : retain,
+    limits: checkLimits(o.limits),
+  }
+  return { spec, meta: { argv, cwd, command, timeout }, listeners }
+}
+
 class ProcessManager {
   /**
    * @param {{ env?: Record<string, string | undefined>, workingDirectory?: string }} [options]
@@ -88,11 +125,16 @@ class ProcessManager {
       throw new errors.InvalidProcessCwdError(`workingDirectory must be a string, got ${describe(o.workingDirectory)}`)
     }
     this.workingDirectory = path.resolve(o.workingDirectory === undefined ? process.cwd() : o.workingDirectory)
-    /** @internal Mastra tracking: pid string → handle. */
-    this._handles = new Map()
-    /** @internal seed-002 records: id → { native, argv, cwd, view }. */
+    /**
+     * @internal The one table of this manager's processes: id → { core, handle, view, mastra,
+     * listed, endedAt }. `mastra`: tracked by the Mastra surface (list/get/kill/release);
+     * `listed`: visible to getProcess/listProcesses. A record goes when neither holds it.
+     */
     this._records = new Map()
+    /** @internal Launches in flight, which close() waits for. */
+    this._launching = new Set()
     this._closed = false
+    this._closing = undefined
     this._inserts = 0
   }
 
@@ -110,38 +152,61 @@ class ProcessManager {
     return mergeEnv({ PATH: process.env.PATH }, this.env, checkEnvObject('env', callEnv))
   }
 
-  async _start(spec, wake) {
+  /**
+   * Launches and records a process. The launch is in `_launching` until it is recorded, so that
+   * close() racing it still finds and kills it before resolving.
+   */
+  async _start({ spec, meta, listeners }, mastra) {
     this._assertOpen()
-    const native = await errors.call(() => binding.spawnProcess({ ...spec, owner: realm }, wake))
+    const recorded = launch(spec, { ...meta, manager: this }, listeners).then((core) => this._track(core, mastra))
+    this._launching.add(recorded)
+    const settled = () => this._launching.delete(recorded)
+    recorded.then(settled, settled)
+    const record = await recorded
     if (this._closed) {
-      native.signal(9, true)
+      record.core.native.signal(9, true)
       throw new errors.ProcessManagerClosedError('the process manager was closed while the process was starting; it was killed')
     }
-    return native
+    return record
   }
 
-  _track(native, argv, cwd) {
-    this._records.set(native.id, { native, argv, cwd, view: undefined, endedAt: undefined })
+  _track(core, mastra) {
+    const record = { core, handle: undefined, view: undefined, mastra, listed: true, endedAt: undefined }
+    if (mastra) record.handle = new ProcessHandle(core)
+    this._records.set(core.id, record)
     this._prune(false)
+    return record
+  }
+
+  _forget(record, face) {
+    record[face] = false
+    if (!record.mastra && !record.listed) this._records.delete(record.core.id)
   }
 
   /**
-   * Forgets exited records beyond the newest KEEP_EXITED. Amortized on the spawn path (once per
+   * Unlists exited records beyond the newest KEEP_EXITED. Amortized on the launch path (once per
    * KEEP_EXITED inserts: a pass asks every record for its state), exact for lookups.
    */
   _prune(exact = true) {
     if (!exact && ++this._inserts % KEEP_EXITED !== 0) return
     const exited = []
-    for (const [id, r] of this._records) {
+    for (const r of this._records.values()) {
+      if (!r.listed) continue
       if (r.endedAt === undefined) {
-        const st = r.native.state()
+        const st = r.core.native.state()
         if (st.done) r.endedAt = st.endedAtMs
       }
-      if (r.endedAt !== undefined) exited.push([id, r.endedAt])
+      if (r.endedAt !== undefined) exited.push(r)
     }
     if (exited.length <= KEEP_EXITED) return
-    exited.sort((a, b) => a[1] - b[1])
-    for (const [id] of exited.slice(0, exited.length - KEEP_EXITED)) this._records.delete(id)
+    exited.sort((a, b) => a.endedAt - b.endedAt)
+    for (const r of exited.slice(0, exited.length - KEEP_EXITED)) this._forget(r, 'listed')
+  }
+
+  _mastraRecord(pid) {
+    const key = String(pid)
+    for (const r of this._records.values()) if (r.mastra && r.handle.pid === key) return r
+    return undefined
   }
 
   // ---- Mastra surface ------------------------------------------------------------------------
@@ -152,50 +217,10 @@ class ProcessManager {
    */
   async spawn(command, options) {
     this._assertOpen()
-    if (typeof command !== 'string' || command.length === 0) {
-      throw new errors.InvalidProcessCommandError(`command must be a non-empty string, got ${describe(command)}`)
-    }
     const o = options === undefined || options === null ? {} : options
     if (typeof o !== 'object') throw errors.invalidOption(`spawn options must be an object, got ${describe(o)}`)
-    let retain = o.maxRetainedBytes === undefined ? DEFAULT_RETAINED : o.maxRetainedBytes
-    if (!(retain === Infinity || (typeof retain === 'number' && Number.isInteger(retain) && retain >= 0))) {
-      throw errors.invalidOption(`maxRetainedBytes must be a non-negative integer or Infinity, got ${describe(retain)}`)
-    }
-    if (retain !== Infinity && retain > Number.MAX_SAFE_INTEGER) retain = Infinity
-    const timeout = checkMs('timeout', o.timeout)
-    const grace = checkMs('gracePeriod', o.gracePeriod)
-    // Checked before anything runs: a bad value found after the spawn would leave the process behind.
-    checkSignal(o.abortSignal, 'abortSignal')
-    for (const key of ['onStdout', 'onStderr']) {
-      if (o[key] !== undefined && o[key] !== null && typeof o[key] !== 'function') throw errors.invalidOption(`${key} must be a function, got ${describe(o[key])}`)
-    }
-    const stdinMode = o.stdinMode === undefined ? 'pipe' : o.stdinMode
-    if (stdinMode !== 'pipe' && stdinMode !== 'ignore') throw errors.invalidOption(`stdinMode must be 'pipe' or 'ignore', got ${describe(stdinMode)}`)
-    const cwd = this._resolveCwd(o.cwd)
-    // `argv` (an executable and its arguments) runs without a shell; `command` is then its label.
-    const argv = o.argv === undefined ? ['/bin/sh', '-c', command] : checkArgv('argv', o.argv)
-    let handle
-    const wake = o.onStdout || o.onStderr ? () => handle && scheduleDrain(handle) : undefined
-    const native = await this._start(
-      {
-        argv,
-        env: this._baseEnv(o.env),
-        cwd,
-        stdinPipe: stdinMode === 'pipe',
-        timeoutMs: timeout ? nativeMs(timeout) : undefined,
-        graceMs: nativeMs(grace),
-        retainBytes: retain === Infinity ? undefined : retain,
-        limits: checkLimits(o.limits),
-      },
-      wake,
-    )
-    handle = new ProcessHandle(native, { manager: this, argv, cwd, timeout, command, onStdout: o.onStdout, onStderr: o.onStderr })
-    handle._pumping = Boolean(wake)
-    // Output that arrived before `handle` existed waits for this first drain, which runs after
-    // the caller got the handle (Mastra: the handle resolves before any output callback).
-    if (wake) scheduleDrain(handle)
-    this._handles.set(handle.pid, handle)
-    this._track(native, argv, cwd)
+    const launchSpec = shellSpec(command, o, { cwd: this._resolveCwd(o.cwd), env: this._baseEnv(o.env) })
+    const { handle } = await this._start(launchSpec, true)
     if (o.abortSignal) {
       const signal = o.abortSignal
       if (signal.aborted) handle.kill()
@@ -208,35 +233,34 @@ class ProcessManager {
 
   /** Every tracked handle, running or exited (until released or pruned by `get`). */
   async list() {
-    return [...this._handles.values()].map(processInfo)
+    return [...this._records.values()].filter((r) => r.mastra).map((r) => processInfo(r.handle))
   }
 
   /** The handle for `pid`; after the process exited, the first `get` returns it and forgets it. */
   async get(pid) {
-    const key = String(pid)
-    const handle = this._handles.get(key)
-    if (!handle) return undefined
-    if (handle.exitCode !== undefined) this._handles.delete(key)
-    return handle
+    const r = this._mastraRecord(pid)
+    if (!r) return undefined
+    if (r.handle.exitCode !== undefined) this._forget(r, 'mastra')
+    return r.handle
   }
 
   /** Kills the group of `pid`, waits for it, forgets it. `false` for an unknown pid. */
   async kill(pid) {
-    const key = String(pid)
-    const handle = this._handles.get(key)
-    if (!handle) return false
-    const killed = await handle.kill()
-    await handle.wait()
-    this._handles.delete(key)
+    const r = this._mastraRecord(pid)
+    if (!r) return false
+    const killed = await r.handle.kill()
+    await r.handle.wait()
+    this._forget(r, 'mastra')
     return killed
   }
 
   /** Forgets a handle without touching its process. */
   release(pid) {
-    this._handles.delete(String(pid))
+    const r = this._mastraRecord(pid)
+    if (r) this._forget(r, 'mastra')
   }
 
-  // ---- seed-002 Processes API ----------------------------------------------------------------
+  // ---- the Processes API ---------------------------------------------------------------------
 
   /**
    * Starts `command` (argv: executable, then arguments; no shell). Resolves once launched.
@@ -245,18 +269,12 @@ class ProcessManager {
   async exec(command, options) {
     this._assertOpen()
     if (!Array.isArray(command)) throw new errors.InvalidProcessCommandError(`command must be an argv array, got ${describe(command)}`)
-    if (command.length === 0 || typeof command[0] !== 'string' || command[0] === '') {
-      throw new errors.InvalidProcessCommandError('command[0] must be a non-empty string')
-    }
-    command.forEach((a, i) => {
-      if (typeof a !== 'string') throw new errors.InvalidProcessCommandError(`command[${i}] must be a string, got ${describe(a)}`)
-    })
+    const argv = Object.freeze(checkArgv('command', command))
     const o = options === undefined || options === null ? {} : options
     if (typeof o !== 'object') throw errors.invalidOption(`exec options must be an object, got ${describe(o)}`)
     const timeout = checkMs('timeout', o.timeout)
     const cwd = this._resolveCwd(o.cwd)
-    const argv = Object.freeze([...command])
-    const native = await this._start({
+    const spec = {
       argv: [...argv],
       env: this._baseEnv(o.env),
       cwd,
@@ -265,45 +283,48 @@ class ProcessManager {
       graceMs: nativeMs(checkMs('gracePeriod', o.gracePeriod)),
       retainBytes: 0,
       limits: checkLimits(o.limits),
-    })
-    this._track(native, argv, cwd)
-    return this._view(native.id)
+    }
+    const record = await this._start({ spec, meta: { argv, cwd, timeout }, listeners: [] }, false)
+    return this._view(record)
   }
 
-  _view(id) {
-    const r = this._records.get(id)
-    if (!r) return null
-    if (!r.view) r.view = new Process(r.native, this, r.argv, r.cwd)
-    return r.view
+  _view(record) {
+    if (!record.view) record.view = new Process(record.core)
+    return record.view
   }
 
   /** The process with this id, or null (never throws for a missing one). */
   async getProcess(id) {
     if (this._closed || typeof id !== 'string') return null
     this._prune()
-    return this._view(id)
+    const r = this._records.get(id)
+    return r && r.listed ? this._view(r) : null
   }
 
   /** ProcessStatus of every tracked process: running ones and the last 64 exited. */
   async listProcesses() {
     if (this._closed) return []
     this._prune()
-    return [...this._records.values()].map((r) => this._view(r.native.id)).map((p) => require('./observe').status(p._native, { argv: p._argv, cwd: p._cwd }))
+    return [...this._records.values()].filter((r) => r.listed).map((r) => observe.status(r.core))
   }
 
   /**
-   * Kills every process of this manager (SIGKILL to each group), waits for them to be gone, and
-   * makes every handle stale. Idempotent.
+   * Kills every process of this manager (SIGKILL to each group), launches in flight included,
+   * waits for them to be gone, and makes every handle stale. Idempotent.
    */
-  async close() {
-    if (this._closed) return
+  close() {
+    if (!this._closing) this._closing = this._close()
+    return this._closing
+  }
+
+  async _close() {
     this._closed = true
-    const natives = [...this._records.values()].map((r) => r.native)
+    await Promise.allSettled([...this._launching])
+    const natives = [...this._records.values()].map((r) => r.core.native)
     for (const n of natives) n.signal(9, true)
     await Promise.all(natives.map((n) => n.waitDone(10_000)))
-    this._handles.clear()
     this._records.clear()
   }
 }
 
-module.exports = { ProcessManager, mergeEnv }
+module.exports = { ProcessManager, mergeEnv, shellSpec }

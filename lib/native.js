@@ -10,8 +10,9 @@ if (process.platform === 'win32') {
 }
 
 const binding = require('../binding.js')
+const { fromNative } = require('./errors')
 
-const realm = binding.registerRealm()
+const realm = binding.registerRealm(fromNative)
 process.on('exit', () => {
   binding.killRealm(realm)
 })

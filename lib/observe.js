@@ -1,6 +1,7 @@
 'use strict'
-// The seed-002 reading side, shared by `Process` and the Mastra `ProcessHandle` (both are views of
-// one native process): status, logs, output, waitForExit, waitForLog, waitForPort, kill.
+// The Processes API's reading side, shared by `Process` and the Mastra-surface `ProcessHandle`
+// (both are views of one process): status, logs, output, waitForExit, waitForLog, waitForPort,
+// kill.
 // Observation is not control: a timeout or abort here ends the caller's wait, never the process.
 
 const { StringDecoder } = require('node:string_decoder')
@@ -30,10 +31,11 @@ function options(o, name) {
   return o
 }
 
-/** ProcessStatus of the seed, field for field. */
-function status(native, view) {
+/** The Processes API's ProcessStatus of a process core, field for field. */
+function status(core) {
+  const native = core.native
   const st = native.state()
-  const base = { id: native.id, pid: native.pid, command: view.argv, cwd: view.cwd, startedAt: iso(native.startedAtMs) }
+  const base = { id: native.id, pid: native.pid, command: core.argv, cwd: core.cwd, startedAt: iso(native.startedAtMs) }
   if (!st.done) return { state: 'running', ...base }
   return { state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }
 }
@@ -54,14 +56,13 @@ async function waitForExit(native, opts) {
   return toExit(st.exit)
 }
 
-/** Converts one native log event into the seed's ProcessLogEvent. */
+/** Converts one native log event into the Processes API's ProcessLogEvent. */
 function logEvent(e) {
   const timestamp = iso(e.atMs)
   if (e.kind === 'stdout' || e.kind === 'stderr') {
     return { type: e.kind, cursor: e.cursor, timestamp, data: new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength) }
   }
-  if (e.kind === 'exited') return { type: 'terminal', state: 'exited', cursor: e.cursor, timestamp, exit: toExit(e.exit) }
-  return { type: 'terminal', state: 'error', cursor: e.cursor, timestamp, error: { code: e.errorCode, message: e.errorMessage } }
+  return { type: 'terminal', state: 'exited', cursor: e.cursor, timestamp, exit: toExit(e.exit) }
 }
 
 /** The start position (a sequence number) for `since` / `replay`. */
@@ -69,7 +70,7 @@ function startPosition(native, opts) {
   let after = 0
   if (opts.since !== undefined) {
     if (typeof opts.since !== 'string') throw new errors.InvalidProcessCursorError(`since must be a cursor string, got ${describe(opts.since)}`)
-    after = errors.call(() => native.parseCursor(opts.since))
+    after = native.parseCursor(opts.since)
   }
   if (opts.replay === false) after = Math.max(after, native.lastSeq())
   return after
@@ -101,7 +102,7 @@ function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
             wait = Math.min(wait, Math.max(0, Math.ceil(left)))
           }
         }
-        const read = await raceAbort(errors.call(() => native.readLog(after, LOG_BATCH_BYTES, wait)), signal)
+        const read = await raceAbort(native.readLog(after, LOG_BATCH_BYTES, wait), signal)
         after = read.next
         if (read.events.length > 0 || read.truncated) return read
         if (read.closed || !follow) {
@@ -314,7 +315,7 @@ function checkKillSignal(signal) {
 async function kill(native, signal) {
   if (signal === undefined) signal = 15
   checkKillSignal(signal)
-  errors.call(() => native.signal(signal, signal === 9))
+  native.signal(signal, signal === 9)
 }
 
 module.exports = { status, waitForExit, logs, output, waitForLog, waitForPort, kill, checkKillSignal, logCursor, iso, toExit }

@@ -1,32 +1,30 @@
 'use strict'
-// The seed-002 face of one native process: `Process`, returned by `exec()` and `getProcess()`.
+// The Processes API's face of one process: `Process`, returned by `exec()` and `getProcess()`.
 
 const errors = require('./errors')
 const observe = require('./observe')
+const { ProcessCore } = require('./core')
 const { ProcessView } = require('./view')
 
 class Process extends ProcessView {
   /** @internal */
-  constructor(native, manager, argv, cwd) {
+  constructor(core) {
     super()
-    if (!native || typeof native.state !== 'function' || !manager) {
+    if (!(core instanceof ProcessCore)) {
       throw errors.invalidOption('Process is created by ProcessManager.exec() or getProcess(), not by new')
     }
-    this._native = native
-    this._manager = manager
-    this._argv = argv
-    this._cwd = cwd
+    this._core = core
     this._exitCode = undefined
   }
 
   /** The process id in this manager (stable; names the process in log cursors). */
   get id() {
-    return this._native.id
+    return this._core.id
   }
 
   /** The OS pid of the root process (also its process group id). */
   get pid() {
-    return this._native.pid
+    return this._core.pid
   }
 
   /**
@@ -34,14 +32,14 @@ class Process extends ProcessView {
    * `waitForExit()`). Created on first access, so an unobserved process does not keep Node alive.
    */
   get exitCode() {
-    if (!this._exitCode) this._exitCode = this._native.waitDone().then((st) => st.exit.code)
+    if (!this._exitCode) this._exitCode = this._core.native.waitDone().then((st) => st.exit.code)
     return this._exitCode
   }
 
   /** Sends a numeric signal (default 15, SIGTERM) to the whole group; never escalates. */
   async kill(signal) {
-    this._check()
-    return observe.kill(this._native, signal)
+    this._core.check()
+    return observe.kill(this._core.native, signal)
   }
 }
 

@@ -1,11 +1,31 @@
-//! CoreError → napi::Error, with the stable code up front for the JS layer to parse.
+//! CoreError → a JS error of its own class with its stable `code`, built on the JS thread by the
+//! factory that the JS layer registers once per realm (`registerRealm`). Every native function
+//! and method that can fail goes through `js_error`, so no JS call site has to remember to wrap
+//! anything and no message has to be parsed.
 
+use super::realm::Realm;
 use crate::core::error::CoreError;
+use napi::bindgen_prelude::{FnArgs, Unknown};
+use napi::Env;
 
-pub(crate) fn to_napi(e: CoreError) -> napi::Error {
-    napi::Error::new(napi::Status::GenericFailure, format!("[{}] {}", e.code(), e))
+/// The factory's arguments: code, message, and for a failed spawn the OS error's name and number.
+pub(crate) type ErrorArgs = FnArgs<(String, String, Option<String>, Option<i32>)>;
+
+pub(crate) fn js_error(env: &Env, e: CoreError) -> napi::Error {
+    let made = (|| -> napi::Result<napi::Error> {
+        let realm = env.get_instance_data::<Realm>()?.ok_or_else(|| napi::Error::from_reason("no realm"))?;
+        let factory = realm.error_factory.borrow_back(env)?;
+        let errno = match &e {
+            CoreError::SpawnFailed { errno, .. } => *errno,
+            _ => None,
+        };
+        let obj: Unknown = factory.call(FnArgs::from((e.code().to_string(), e.to_string(), e.os_code(), errno)))?;
+        Ok(napi::Error::from(obj))
+    })();
+    // Without a realm (the addon used without its JS layer) the code leads the message.
+    made.unwrap_or_else(|_| napi::Error::from_reason(format!("{}: {}", e.code(), e)))
 }
 
-pub(crate) fn invalid(name: &str, reason: &str) -> napi::Error {
-    to_napi(CoreError::invalid_option(name, reason))
+pub(crate) fn invalid(env: &Env, name: &str, reason: &str) -> napi::Error {
+    js_error(env, CoreError::invalid_option(name, reason))
 }

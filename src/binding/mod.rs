@@ -1,6 +1,6 @@
 //! The napi layer: conversions only. JS options become core `SpawnSpec`s, core events become
-//! plain objects with `Buffer`s, core errors become JS errors whose message starts with the
-//! stable code in brackets (`[PROCESS_SPAWN_FAILED] …`), which `index.js` turns into typed classes.
+//! plain objects with `Buffer`s, core errors become JS errors of their own class with their
+//! stable `code` (see `error.rs`).
 
 mod bytes;
 mod error;

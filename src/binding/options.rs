@@ -1,8 +1,8 @@
 //! JS spawn options → core `SpawnSpec`. The JS layer has already applied each face's defaults and
 //! range checks; this only refuses what cannot be represented.
 
-use super::error::invalid;
 use crate::core::command::{Limits, SpawnSpec, StdinMode};
+use crate::core::error::{CoreError, CoreResult};
 use napi_derive::napi;
 
 /// Resource limits set in the child before exec (`setrlimit`), so they hold from its first instruction.
@@ -41,19 +41,20 @@ pub struct NativeSpawnOptions {
     pub owner: u32,
 }
 
-fn count(name: &str, v: Option<f64>) -> napi::Result<Option<u64>> {
+fn count(name: &str, v: Option<f64>) -> CoreResult<Option<u64>> {
     match v {
         None => Ok(None),
         Some(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9.007_199_254_740_991e15 => Ok(Some(x as u64)),
-        Some(_) => Err(invalid(name, "must be a non-negative integer")),
+        Some(_) => Err(CoreError::invalid_option(name, "must be a non-negative integer")),
     }
 }
 
-pub(crate) fn to_spec(o: NativeSpawnOptions) -> napi::Result<SpawnSpec> {
+pub(crate) fn to_spec(o: NativeSpawnOptions) -> CoreResult<SpawnSpec> {
     let mut spec = SpawnSpec::new(o.argv, o.cwd);
     let mut env = Vec::with_capacity(o.env.len());
     for pair in o.env {
-        let [k, v]: [String; 2] = pair.try_into().map_err(|_| invalid("env", "entries must be [name, value] pairs"))?;
+        let [k, v]: [String; 2] =
+            pair.try_into().map_err(|_| CoreError::InvalidEnv("entries must be [name, value] pairs".into()))?;
         env.push((k, v));
     }
     spec.env = env;

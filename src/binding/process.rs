@@ -1,17 +1,25 @@
 //! `NativeProcess`: the JS-visible handle on one core `Process`. Both JS faces (the Mastra
-//! `ProcessHandle` and the seed-002 `Process`) are views over one of these.
+//! `ProcessHandle` and the Processes API's `Process`) are views over one of these.
+//!
+//! Every asynchronous method clones the `Arc<Process>` into its future before returning the
+//! promise: the future owns what it uses, so a JS object that is collected, or a worker that is
+//! terminated, while a call is pending can never leave a future reading freed memory.
 
 use super::bytes::JsBytes;
-use super::error::{invalid, to_napi};
+use super::error::{invalid, js_error};
 use super::options::{to_spec, NativeSpawnOptions};
+use crate::core::error::CoreResult;
+use crate::core::output::TextChunk;
 use crate::core::output_log::{EventBody, ExitInfo, LogEvent, Stream};
-use crate::core::process::{Process, State};
+use crate::core::process::Process;
 use crate::core::readiness::{probe_once, Probe, ProbeResult};
-use crate::core::{cursor, group, process};
-use bytes::{Bytes, BytesMut};
-use napi::bindgen_prelude::{Buffer, Status};
+use crate::core::state::State;
+use crate::core::{cursor, group, supervisor};
+use napi::bindgen_prelude::{Buffer, PromiseRaw, Status};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Env;
 use napi_derive::napi;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,13 +29,16 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Called (weakly: it does not keep Node alive) when new output is ready for `pumpDrain()`.
 pub type WakeFn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
-/// How the root exited.
+/// How a process ended.
 #[napi(object)]
 pub struct NativeExit {
-    /// Exit code, or 128 + signal.
+    /// Exit code of the root, or 128 + signal.
     pub code: i32,
+    /// The signal that ended the root, if one did.
     pub signal: Option<i32>,
+    /// The `timeout` expired before this end.
     pub timed_out: bool,
+    /// A kill was asked for before the root exited.
     pub killed: bool,
 }
 
@@ -40,12 +51,15 @@ impl From<ExitInfo> for NativeExit {
 /// A snapshot of the lifecycle.
 #[napi(object)]
 pub struct NativeState {
-    /// The root process has exited (its exit is in `exit`).
+    /// The root process has exited.
     pub root_exited: bool,
-    /// Mastra's end: root exited and output drained.
+    /// The Mastra end: the root exited and its output is drained.
     pub finished: bool,
-    /// Seed 002's end: finished and the process group is empty.
+    /// The Processes API end: finished, and the process group is empty.
     pub done: bool,
+    /// The outcome as of `finished` (what the Mastra face reports).
+    pub finished_exit: Option<NativeExit>,
+    /// The outcome as of `done` (what the Processes API reports).
     pub exit: Option<NativeExit>,
     pub ended_at_ms: Option<f64>,
     /// Fractional milliseconds from spawn to `finished`.
@@ -56,9 +70,10 @@ impl From<State> for NativeState {
     fn from(s: State) -> Self {
         Self {
             root_exited: s.root_exit.is_some(),
-            finished: s.finished(),
-            done: s.done(),
-            exit: s.root_exit.map(Into::into),
+            finished: s.is_finished(),
+            done: s.is_done(),
+            finished_exit: s.finished.map(Into::into),
+            exit: s.done.map(Into::into),
             ended_at_ms: s.ended_at_ms.map(|v| v as f64),
             finished_after_ms: s.finished_after_ms,
         }
@@ -72,35 +87,24 @@ pub struct NativeRetained {
     pub dropped_bytes: f64,
 }
 
-/// One contiguous run of output for the listener pump (consecutive chunks of one stream merged).
+/// Decoded output for the listeners: consecutive text of one stream, in pieces of at most 64 KiB.
 #[napi(object, object_from_js = false)]
 pub struct NativeChunk {
     /// 0 = stdout, 1 = stderr.
     pub stream: u8,
-    pub data: JsBytes,
+    pub text: String,
 }
 
-#[napi(object, object_from_js = false)]
-pub struct NativePumpBatch {
-    pub chunks: Vec<NativeChunk>,
-    /// The pump's position was evicted before it read it (only without backpressure).
-    pub truncated: bool,
-    /// The terminal event was read: nothing more will come.
-    pub ended: bool,
-}
-
-/// One log event as the seed-002 face needs it.
+/// One log event as the Processes API needs it.
 #[napi(object, object_from_js = false)]
 pub struct NativeLogEvent {
     pub seq: f64,
-    /// "stdout" | "stderr" | "exited" | "error"
+    /// "stdout" | "stderr" | "exited"
     pub kind: String,
     pub at_ms: f64,
     pub cursor: String,
     pub data: Option<JsBytes>,
     pub exit: Option<NativeExit>,
-    pub error_code: Option<String>,
-    pub error_message: Option<String>,
 }
 
 #[napi(object, object_from_js = false)]
@@ -126,20 +130,24 @@ pub struct NativeProcess {
     inner: Arc<Process>,
 }
 
-fn seq_arg(name: &str, v: f64) -> napi::Result<u64> {
+fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 {
         Ok(v as u64)
     } else {
-        Err(invalid(name, "must be a non-negative integer"))
+        Err(crate::core::error::CoreError::invalid_option(name, "must be a non-negative integer"))
     }
 }
 
-fn stream_arg(s: &str) -> napi::Result<Stream> {
+fn stream_arg(env: &Env, s: &str) -> napi::Result<Stream> {
     match s {
         "stdout" => Ok(Stream::Stdout),
         "stderr" => Ok(Stream::Stderr),
-        _ => Err(invalid("stream", "must be 'stdout' or 'stderr'")),
+        _ => Err(invalid(env, "stream", "must be 'stdout' or 'stderr'")),
     }
+}
+
+fn limit(ms: Option<f64>) -> CoreResult<Option<Duration>> {
+    ms.map(|v| seq_arg("limit", v.max(0.0).floor()).map(Duration::from_millis)).transpose()
 }
 
 fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
@@ -150,8 +158,6 @@ fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
         cursor: cursor::encode(id, e.seq),
         data: None,
         exit: None,
-        error_code: None,
-        error_message: None,
     };
     match e.body {
         EventBody::Output(s, b) => {
@@ -162,26 +168,24 @@ fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
             out.kind = "exited".into();
             out.exit = Some(x.into());
         }
-        EventBody::Error { code, message } => {
-            out.kind = "error".into();
-            out.error_code = Some(code);
-            out.error_message = Some(message);
-        }
     }
     out
 }
 
-/// Spawns a process (off the JS thread) and starts supervising it. `onWake`, when given, is called
-/// whenever new output is ready for `pumpDrain()`; while it is installed the child is slowed down
-/// rather than letting the pump lose output.
-#[napi]
-pub async fn spawn_process(options: NativeSpawnOptions, on_wake: Option<WakeFn>) -> napi::Result<NativeProcess> {
-    let owner = options.owner as u64;
-    let spec = to_spec(options)?;
-    let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
-    let pump = on_wake.map(wake_fn);
-    let proc = process::spawn_with_pump(spec, id, owner, pump).map_err(to_napi)?;
-    Ok(NativeProcess { inner: proc })
+/// Runs `fut` on the runtime and settles the promise on the JS thread, a core error becoming
+/// its typed JS error there. `fut` must own everything it uses.
+fn promise<'env, T, V>(
+    env: &'env Env,
+    fut: impl Future<Output = CoreResult<T>> + Send + 'static,
+    convert: impl FnOnce(T) -> V + 'static,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: napi::bindgen_prelude::ToNapiValue,
+{
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, move |env, r| {
+        r.map(convert).map_err(|e| js_error(env, e))
+    })
 }
 
 fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
@@ -190,35 +194,81 @@ fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
     })
 }
 
-fn limit(ms: Option<f64>) -> napi::Result<Option<Duration>> {
-    match ms {
-        None => Ok(None),
-        Some(v) => Ok(Some(Duration::from_millis(seq_arg("limit", v.max(0.0).floor())?))),
-    }
+/// Spawns a process (off the JS thread) and starts supervising it. `onWake`, when given, is called
+/// whenever new output is ready for `pumpDrain()`; while it is installed the child is slowed down
+/// rather than letting the pump lose output.
+#[napi(ts_return_type = "Promise<NativeProcess>")]
+pub fn spawn_process<'env>(
+    env: &'env Env,
+    options: NativeSpawnOptions,
+    on_wake: Option<WakeFn>,
+) -> napi::Result<PromiseRaw<'env, NativeProcess>> {
+    let owner = options.owner as u64;
+    let spec = to_spec(options);
+    let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let pump = on_wake.map(wake_fn);
+    promise(env, async move { supervisor::spawn_with_pump(spec?, id, owner, pump) }, |inner| NativeProcess { inner })
 }
 
 /// One readiness probe of `127.0.0.1:port` / `[::1]:port`: TCP connect, or an HTTP GET whose
 /// status must be within `[min, max]`.
-#[napi]
-pub async fn probe_port(
+#[napi(ts_return_type = "Promise<NativeProbe>")]
+pub fn probe_port<'env>(
+    env: &'env Env,
     port: u32,
     http_path: Option<String>,
     min: Option<u32>,
     max: Option<u32>,
     limit_ms: f64,
-) -> napi::Result<NativeProbe> {
+) -> napi::Result<PromiseRaw<'env, NativeProbe>> {
     if port == 0 || port > 65535 {
-        return Err(invalid("port", "must be an integer from 1 to 65535"));
+        return Err(invalid(env, "port", "must be an integer from 1 to 65535"));
     }
     let probe = match http_path {
         None => Probe::Tcp,
         Some(path) => Probe::Http { path, min: min.unwrap_or(200) as u16, max: max.unwrap_or(399) as u16 },
     };
-    let limit = Duration::from_millis(seq_arg("limit", limit_ms.max(1.0).floor())?);
-    Ok(match probe_once(port as u16, &probe, limit).await {
+    let limit = seq_arg("limit", limit_ms.max(1.0).floor()).map(Duration::from_millis);
+    promise(env, async move { Ok(probe_once(port as u16, &probe, limit?).await) }, |r| match r {
         ProbeResult::Ready => NativeProbe { ready: true, reason: None },
         ProbeResult::NotReady(r) => NativeProbe { ready: false, reason: Some(r) },
     })
+}
+
+fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
+    // Pieces of at most PIECE bytes: larger strings land in V8's large-object space, which only
+    // a full GC frees, so a fast producer would grow the heap by gigabytes.
+    const PIECE: usize = 64 * 1024;
+    let mut out: Vec<NativeChunk> = Vec::new();
+    for c in chunks {
+        let stream = if c.stream == Stream::Stdout { 0 } else { 1 };
+        let mut text = c.text.as_str();
+        while !text.is_empty() {
+            if let Some(last) = out.last_mut().filter(|l| l.stream == stream && l.text.len() < PIECE) {
+                let take = floor_char_boundary(text, PIECE - last.text.len());
+                if take > 0 {
+                    last.text.push_str(&text[..take]);
+                    text = &text[take..];
+                    continue;
+                }
+            }
+            let take = floor_char_boundary(text, PIECE).max(text.chars().next().map_or(0, char::len_utf8));
+            out.push(NativeChunk { stream, text: text[..take].to_string() });
+            text = &text[take..];
+        }
+    }
+    out
+}
+
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 #[napi]
@@ -245,148 +295,126 @@ impl NativeProcess {
         self.inner.state().into()
     }
 
-    /// Resolves when the root exited and its output is drained (Mastra's end), or after
+    /// Resolves when the root exited and its output is drained (the Mastra end), or after
     /// `limitMs` with the state as it is then.
-    #[napi]
-    pub async fn wait_finished(&self, limit_ms: Option<f64>) -> napi::Result<NativeState> {
-        Ok(self.inner.wait_finished(limit(limit_ms)?).await.into())
+    #[napi(ts_return_type = "Promise<NativeState>")]
+    pub fn wait_finished<'env>(
+        &self,
+        env: &'env Env,
+        limit_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
+        let (p, limit) = (self.inner.clone(), limit(limit_ms));
+        promise(env, async move { Ok(p.wait_finished(limit?).await) }, NativeState::from)
     }
 
-    /// Resolves when the whole group is gone and the terminal event is logged (seed 002's end),
-    /// or after `limitMs` with the state as it is then.
-    #[napi]
-    pub async fn wait_done(&self, limit_ms: Option<f64>) -> napi::Result<NativeState> {
-        Ok(self.inner.wait_done(limit(limit_ms)?).await.into())
+    /// Resolves when the whole group is gone and the terminal event is logged (the Processes API
+    /// end), or after `limitMs` with the state as it is then.
+    #[napi(ts_return_type = "Promise<NativeState>")]
+    pub fn wait_done<'env>(
+        &self,
+        env: &'env Env,
+        limit_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
+        let (p, limit) = (self.inner.clone(), limit(limit_ms));
+        promise(env, async move { Ok(p.wait_done(limit?).await) }, NativeState::from)
     }
 
     /// Installs the listener pump on a running process; it sees output from now on.
     #[napi]
     pub fn set_pump(&self, on_wake: WakeFn) {
-        self.inner.set_pump(wake_fn(on_wake), false);
+        self.inner.output.set_pump(wake_fn(on_wake), false);
     }
 
-    /// Sends `signal` (1–64) to the whole group. `asKill` marks the outcome as killed.
-    /// Returns false when nothing was left to signal.
+    /// Sends `signal` (1–64) to the whole group, and to the root should it have left the group.
+    /// `asKill` marks the outcome as killed. Returns false when it reached no process.
     #[napi]
-    pub fn signal(&self, signal: i64, as_kill: bool) -> napi::Result<bool> {
-        let sig = group::check_signal(signal).map_err(to_napi)?;
+    pub fn signal(&self, env: &Env, signal: i64, as_kill: bool) -> napi::Result<bool> {
+        let sig = group::check_signal(signal).map_err(|e| js_error(env, e))?;
         Ok(self.inner.signal(sig, as_kill))
     }
 
-    #[napi]
-    pub async fn write_stdin(&self, data: Buffer) -> napi::Result<()> {
-        let bytes = bytes::Bytes::copy_from_slice(&data);
-        self.inner.write_stdin(bytes).await.map_err(to_napi)
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write_stdin<'env>(&self, env: &'env Env, data: Buffer) -> napi::Result<PromiseRaw<'env, ()>> {
+        let (p, bytes) = (self.inner.clone(), bytes::Bytes::copy_from_slice(&data));
+        promise(env, async move { p.write_stdin(bytes).await }, |()| ())
     }
 
-    #[napi]
-    pub async fn close_stdin(&self) -> napi::Result<()> {
-        self.inner.close_stdin().await.map_err(to_napi)
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close_stdin<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let p = self.inner.clone();
+        promise(env, async move { p.close_stdin().await }, |()| ())
     }
 
     /// The retained text of `stream` and the bytes dropped from it.
     #[napi]
-    pub fn retained(&self, stream: String) -> napi::Result<NativeRetained> {
-        let s = stream_arg(&stream)?;
+    pub fn retained(&self, env: &Env, stream: String) -> napi::Result<NativeRetained> {
+        let s = stream_arg(env, &stream)?;
         Ok(NativeRetained { text: self.inner.retained_text(s), dropped_bytes: self.inner.retained_dropped(s) as f64 })
     }
 
-    /// Everything the pump has not seen yet: consecutive output of one stream merged, in pieces
-    /// of at most 64 KiB (larger strings land in V8's large-object space, which only a full GC
-    /// frees: a fast producer would then grow the heap by gigabytes).
+    /// Everything the listener pump has not taken yet, decoded.
     #[napi]
-    pub fn pump_drain(&self) -> NativePumpBatch {
-        const PIECE: usize = 64 * 1024;
-        let read = self.inner.pump_drain();
-        let mut batch = NativePumpBatch { chunks: Vec::new(), truncated: read.truncated, ended: false };
-        // Pieces of at most PIECE bytes: slices of one event where possible (no copy), small
-        // neighbours of one stream merged.
-        let mut run: Option<(u8, BytesMut)> = None;
-        let flush = |run: &mut Option<(u8, BytesMut)>, chunks: &mut Vec<NativeChunk>| {
-            if let Some((k, buf)) = run.take() {
-                chunks.push(NativeChunk { stream: k, data: JsBytes(buf.freeze()) });
-            }
-        };
-        for e in read.events {
-            let EventBody::Output(s, b) = e.body else {
-                batch.ended = true;
-                continue;
-            };
-            let k = if s == Stream::Stdout { 0 } else { 1 };
-            let mut rest: Bytes = b;
-            while !rest.is_empty() {
-                let merge = matches!(&run, Some((rk, buf)) if *rk == k && buf.len() + rest.len().min(PIECE) <= PIECE);
-                if merge {
-                    let (_, buf) = run.as_mut().expect("checked");
-                    let take = (PIECE - buf.len()).min(rest.len());
-                    buf.extend_from_slice(&rest.split_to(take));
-                    continue;
-                }
-                flush(&mut run, &mut batch.chunks);
-                if rest.len() >= PIECE / 2 {
-                    let piece = rest.split_to(PIECE.min(rest.len()));
-                    batch.chunks.push(NativeChunk { stream: k, data: JsBytes(piece) });
-                } else {
-                    let mut buf = BytesMut::with_capacity(PIECE);
-                    buf.extend_from_slice(&rest.split_to(rest.len()));
-                    run = Some((k, buf));
-                }
-            }
-        }
-        flush(&mut run, &mut batch.chunks);
-        batch
+    pub fn pump_drain(&self) -> Vec<NativeChunk> {
+        chunks_to_js(self.inner.output.pump_drain(false).0)
+    }
+
+    /// The rest of the output for the listeners, with any incomplete character flushed; the
+    /// pump is removed (the output is complete, or nobody listens any more).
+    #[napi]
+    pub fn pump_finish(&self) -> Vec<NativeChunk> {
+        chunks_to_js(self.inner.output.pump_drain(true).0)
     }
 
     /// Holds the producer back for a byte-stream reader that has consumed everything up to
     /// sequence number `seq`; `null` releases the hold.
     #[napi]
-    pub fn set_reader_hold(&self, seq: Option<f64>) -> napi::Result<()> {
-        let seq = match seq {
-            Some(v) => Some(seq_arg("seq", v)?),
-            None => None,
-        };
-        self.inner.set_reader_hold(seq);
+    pub fn set_reader_hold(&self, env: &Env, seq: Option<f64>) -> napi::Result<()> {
+        let seq = seq.map(|v| seq_arg("seq", v)).transpose().map_err(|e| js_error(env, e))?;
+        self.inner.output.set_reader_position(seq);
         Ok(())
-    }
-
-    /// Removes the pump (the child is no longer slowed down for it).
-    #[napi]
-    pub fn clear_pump(&self) {
-        self.inner.clear_pump();
     }
 
     /// Log events after sequence number `after`, up to about `maxBytes` of output. With
     /// `waitMs`, waits up to that long for at least one event while the log is open.
-    #[napi]
-    pub async fn read_log(&self, after: f64, max_bytes: f64, wait_ms: Option<f64>) -> napi::Result<NativeLogRead> {
-        let wait = limit(wait_ms)?;
-        let after = seq_arg("after", after)?;
-        let max = seq_arg("maxBytes", max_bytes.floor().max(1.0))? as usize;
-        if after > self.inner.last_seq() {
-            return Err(invalid("after", "is past the end of the log"));
-        }
-        let read = self.inner.read_log(after, max, wait).await;
-        let id = self.inner.id.clone();
-        let last = self.inner.last_seq();
-        let closed = self.inner.state().done() && read.next >= last;
-        Ok(NativeLogRead {
-            truncated: read.truncated,
-            next: read.next as f64,
-            closed,
-            events: read.events.into_iter().map(|e| to_event(&id, e)).collect(),
-        })
+    #[napi(ts_return_type = "Promise<NativeLogRead>")]
+    pub fn read_log<'env>(
+        &self,
+        env: &'env Env,
+        after: f64,
+        max_bytes: f64,
+        wait_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, NativeLogRead>> {
+        let p = self.inner.clone();
+        let args = (|| -> CoreResult<_> {
+            let after = seq_arg("after", after)?;
+            if after > p.last_seq() {
+                return Err(crate::core::error::CoreError::invalid_option("after", "is past the end of the log"));
+            }
+            Ok((after, seq_arg("maxBytes", max_bytes.floor().max(1.0))? as usize, limit(wait_ms)?))
+        })();
+        promise(
+            env,
+            async move {
+                let (after, max, wait) = args?;
+                let read = p.read_log(after, max, wait).await;
+                let closed = p.state().is_done() && read.next >= p.last_seq();
+                let events = read.events.into_iter().map(|e| to_event(&p.id, e)).collect();
+                Ok(NativeLogRead { truncated: read.truncated, next: read.next as f64, closed, events })
+            },
+            |r| r,
+        )
     }
 
     /// The cursor of the event with sequence number `seq` (0 = before the first event).
     #[napi]
-    pub fn cursor_at(&self, seq: f64) -> napi::Result<String> {
-        Ok(cursor::encode(&self.inner.id, seq_arg("seq", seq)?))
+    pub fn cursor_at(&self, env: &Env, seq: f64) -> napi::Result<String> {
+        Ok(cursor::encode(&self.inner.id, seq_arg("seq", seq).map_err(|e| js_error(env, e))?))
     }
 
     /// Validates a cursor of this process and returns its sequence number.
     #[napi]
-    pub fn parse_cursor(&self, cursor: String) -> napi::Result<f64> {
-        cursor::decode(&cursor, &self.inner.id, self.inner.last_seq()).map(|s| s as f64).map_err(to_napi)
+    pub fn parse_cursor(&self, env: &Env, cursor: String) -> napi::Result<f64> {
+        cursor::decode(&cursor, &self.inner.id, self.inner.last_seq()).map(|s| s as f64).map_err(|e| js_error(env, e))
     }
 
     /// The newest sequence number in the log (0 when empty).
@@ -398,6 +426,6 @@ impl NativeProcess {
     /// The bounded log has dropped events (so a full-history read is incomplete).
     #[napi]
     pub fn log_evicted_any(&self) -> bool {
-        self.inner.log_evicted_any()
+        self.inner.output.evicted_any()
     }
 }

@@ -2,27 +2,40 @@
 //! are killed when it goes away: from `process.on('exit')` through `killRealm`, and from the env
 //! cleanup hook, which also runs when a worker is `terminate()`d.
 
+use super::error::ErrorArgs;
 use crate::core::{registry, watchdog};
+use napi::bindgen_prelude::{Function, FunctionRef, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static NEXT_REALM: AtomicU32 = AtomicU32::new(1);
 
-/// Registers the calling JS environment and returns its realm id. Starts the watchdog process
-/// that kills our groups should Node die without running any hook (SIGKILL).
-#[napi]
-pub fn register_realm(env: Env) -> napi::Result<u32> {
+/// What the addon keeps per JS environment.
+pub(crate) struct Realm {
+    /// `(code, message, osCode, errno) => Error`: builds the typed error of a failed call.
+    pub error_factory: FunctionRef<ErrorArgs, Unknown<'static>>,
+}
+
+/// Registers the calling JS environment and returns its realm id. `errorFactory` builds the
+/// typed JS error for a failed native call from its code and message. Starts the watchdog
+/// process that kills our processes should Node die without running any hook (SIGKILL).
+#[napi(
+    ts_args_type = "errorFactory: (code: string, message: string, osCode: string | null, errno: number | null) => Error"
+)]
+pub fn register_realm(env: Env, error_factory: Function<ErrorArgs, Unknown<'static>>) -> napi::Result<u32> {
     let id = NEXT_REALM.fetch_add(1, Ordering::Relaxed);
     watchdog::start();
+    let realm = Realm { error_factory: error_factory.create_ref()? };
+    env.set_instance_data(realm, (), |_| {})?;
     env.add_env_cleanup_hook(id, |id| {
         registry::kill_owned(id as u64);
     })?;
     Ok(id)
 }
 
-/// SIGKILL to every live process group of a realm. Synchronous, for `process.on('exit')`.
-/// Returns how many groups were signalled.
+/// SIGKILL to every live process of a realm. Synchronous, for `process.on('exit')`. Returns how
+/// many processes were reached.
 #[napi]
 pub fn kill_realm(realm: u32) -> u32 {
     registry::kill_owned(realm as u64) as u32

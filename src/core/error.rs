@@ -19,8 +19,6 @@ pub enum CoreError {
     InvalidOption { name: String, reason: String },
     #[error("invalid process cursor: {0}")]
     InvalidCursor(String),
-    #[error("process {0} not found")]
-    NotFound(String),
     #[error("Process {pid} has already exited with code {code}")]
     AlreadyExited { pid: u32, code: i32 },
     #[error("stdin of process {0} is not available (spawned with stdinMode 'ignore')")]
@@ -29,8 +27,6 @@ pub enum CoreError {
     StdinClosed(u32),
     #[error("failed to write to stdin of process {pid}: {reason}")]
     StdinWrite { pid: u32, reason: String },
-    #[error("the process manager is closed")]
-    ManagerClosed,
 }
 
 impl CoreError {
@@ -44,12 +40,18 @@ impl CoreError {
             CoreError::InvalidSignal(_) => "INVALID_PROCESS_SIGNAL",
             CoreError::InvalidOption { .. } => "INVALID_PROCESS_OPTION",
             CoreError::InvalidCursor(_) => "INVALID_PROCESS_CURSOR",
-            CoreError::NotFound(_) => "PROCESS_NOT_FOUND",
             CoreError::AlreadyExited { .. } => "PROCESS_ALREADY_EXITED",
             CoreError::StdinIgnored(_) => "PROCESS_STDIN_UNAVAILABLE",
             CoreError::StdinClosed(_) => "PROCESS_STDIN_CLOSED",
             CoreError::StdinWrite { .. } => "PROCESS_STDIN_WRITE_FAILED",
-            CoreError::ManagerClosed => "PROCESS_MANAGER_CLOSED",
+        }
+    }
+
+    /// The OS error behind a failed spawn, by its symbolic name (`E2BIG`, `ENOENT`, …).
+    pub fn os_code(&self) -> Option<String> {
+        match self {
+            CoreError::SpawnFailed { errno: Some(e), .. } => Some(errno_name(*e)),
+            _ => None,
         }
     }
 
@@ -58,4 +60,28 @@ impl CoreError {
     }
 }
 
+/// The symbolic name of an errno value, for every errno the platform defines: a spawn can fail
+/// in more ways than the common few (E2BIG for a long argument list, ETXTBSY, ELOOP, …), and a
+/// user should never have to decode a number.
+pub fn errno_name(errno: i32) -> String {
+    // Errno's Debug form is its symbolic name.
+    match nix::errno::Errno::from_raw(errno) {
+        nix::errno::Errno::UnknownErrno => "EUNKNOWN".into(),
+        e => format!("{e:?}"),
+    }
+}
+
 pub type CoreResult<T> = Result<T, CoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_values_are_named() {
+        assert_eq!(errno_name(libc::E2BIG), "E2BIG");
+        assert_eq!(errno_name(libc::ETXTBSY), "ETXTBSY");
+        assert_eq!(errno_name(libc::ENOENT), "ENOENT");
+        assert_eq!(errno_name(100_000), "EUNKNOWN");
+    }
+}

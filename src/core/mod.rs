@@ -6,6 +6,8 @@ pub mod cursor;
 pub mod decoder;
 pub mod error;
 pub mod group;
+pub mod liveness;
+pub mod output;
 pub mod output_log;
 pub mod pipe;
 pub mod process;
@@ -13,6 +15,10 @@ pub mod readiness;
 pub mod reaper;
 pub mod registry;
 pub mod retained;
+pub mod spawn;
+pub mod state;
+pub mod stdin;
+pub mod supervisor;
 pub mod watchdog;
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use std::collections::VecDeque;
 
-/// The peer's bounds (1 MiB, 10,000 events per process).
+/// The default bounds: 1 MiB and 10,000 events per process, as the container sandboxes' Processes API keeps.
 pub const DEFAULT_MAX_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_MAX_EVENTS: usize = 10_000;
 
@@ -41,7 +41,6 @@ pub struct ExitInfo {
 pub enum EventBody {
     Output(Stream, Bytes),
     Exited(ExitInfo),
-    Error { code: String, message: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -404,7 +403,7 @@ mod tests {
                 let (last, retained, evicted) = (log.last_seq(), log.retained_bytes(), log.evicted_bytes());
                 for len in late {
                     prop_assert_eq!(log.append(body_of(true, len, 0)), None);
-                    prop_assert_eq!(log.append(EventBody::Error { code: "x".into(), message: "y".into() }), None);
+                    prop_assert_eq!(log.append(EventBody::Exited(ExitInfo::default())), None);
                 }
                 prop_assert_eq!((log.last_seq(), log.retained_bytes(), log.evicted_bytes()), (last, retained, evicted));
             }

@@ -1,14 +1,18 @@
-//! Waiting for the root to exit without a thread per child and without a SIGCHLD handler (Node's
-//! libuv owns SIGCHLD): on Linux a pidfd becomes readable when the child exits, then we reap it
-//! with `waitpid`. Elsewhere, or when no pidfd can be had, a blocking wait on the blocking pool.
+//! The root process by identity: waiting for its exit without a thread per child and without a
+//! SIGCHLD handler (Node's libuv owns SIGCHLD), and signalling it even when it has left its
+//! process group. On Linux a pidfd names the process itself, so neither can reach another process
+//! that reused the pid; elsewhere, a blocking wait on the blocking pool and `kill(pid)`.
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::process::{Child, ExitStatus};
+use std::sync::Arc;
 
-pub async fn wait(mut child: Child) -> io::Result<ExitStatus> {
-    #[cfg(target_os = "linux")]
-    if let Some(fd) = pidfd_open(child.id()) {
-        // SAFETY: we own the pidfd; it lives inside `afd` for as long as it is registered.
+/// Waits for the root to exit and reaps it. `pidfd` (when the platform has one) makes the wait a
+/// readiness event on the runtime's reactor.
+pub async fn wait(mut child: Child, pidfd: Option<Arc<OwnedFd>>) -> io::Result<ExitStatus> {
+    if let Some(fd) = pidfd {
+        // SAFETY: `fd` (an Arc) keeps the pidfd open for as long as it is registered.
         if let Ok(afd) = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
         {
             loop {
@@ -23,32 +27,57 @@ pub async fn wait(mut child: Child) -> io::Result<ExitStatus> {
     tokio::task::spawn_blocking(move || child.wait()).await.unwrap_or_else(|e| Err(io::Error::other(e)))
 }
 
+/// A pidfd for `pid`, or None where there is none (not Linux, a kernel before 5.3, no such pid).
 #[cfg(target_os = "linux")]
-fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
+pub fn pidfd_open(pid: u32) -> Option<OwnedFd> {
     use std::os::fd::FromRawFd;
     // Flags must be 0 (or PIDFD_NONBLOCK): the kernel refuses anything else with EINVAL, and a
     // pidfd is always close-on-exec anyway. (Passing O_CLOEXEC here made every call fail, so every
-    // child was waited for by a blocked thread of the blocking pool: 1,000 live children meant
-    // about 512 threads and 300 MB of RSS, and children beyond the pool's 512 threads were reaped
-    // late.)
+    // child was waited for by a blocked thread of the blocking pool.)
     // SAFETY: pidfd_open returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0 as libc::c_uint) };
     if fd < 0 {
         return None;
     }
     // SAFETY: fd is a fresh descriptor we own.
-    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+    Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn pidfd_open(_pid: u32) -> Option<OwnedFd> {
+    None
+}
+
+/// Sends `signal` to the process behind `pidfd`. False once it has been reaped (ESRCH), never a
+/// signal to another process.
+#[cfg(target_os = "linux")]
+pub fn pidfd_signal(pidfd: &OwnedFd, signal: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall on a descriptor we own; a null siginfo means "as kill() would".
+    unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), signal, std::ptr::null::<libc::siginfo_t>(), 0)
+            == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn pidfd_signal(_pidfd: &OwnedFd, _signal: i32) -> bool {
+    false
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     #[test]
-    fn a_pidfd_can_be_opened_for_our_child() {
+    fn a_pidfd_can_be_opened_for_our_child_and_signals_it() {
         // Without a pidfd every live child costs a blocked thread of the blocking pool.
         let mut child = std::process::Command::new("/bin/sleep").arg("5").spawn().expect("spawn sleep");
         let fd = super::pidfd_open(child.id());
-        let _ = child.kill();
-        let _ = child.wait();
         assert!(fd.is_some(), "pidfd_open failed: {}", std::io::Error::last_os_error());
+        let fd = fd.unwrap();
+        assert!(super::pidfd_signal(&fd, libc::SIGKILL));
+        let st = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(st.signal(), Some(libc::SIGKILL));
+        assert!(!super::pidfd_signal(&fd, libc::SIGKILL), "a reaped process is not signalled");
     }
 }

@@ -1,37 +1,41 @@
 //! Every live process of this OS process, so that they can all be killed when Node goes away:
 //! from `process.on('exit')`, from a worker's env cleanup hook (by owner), or on `close()`.
+//! It holds them weakly and by what they can do (`Member`), not by type.
 
-use crate::core::process::Process;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-fn table() -> &'static Mutex<HashMap<String, Weak<Process>>> {
-    static T: OnceLock<Mutex<HashMap<String, Weak<Process>>>> = OnceLock::new();
+/// What the registry needs of a process.
+pub trait Member: Send + Sync {
+    /// The JS realm that started it.
+    fn owner(&self) -> u64;
+    /// SIGKILL to all of it; false when nothing was left to reach.
+    fn kill(&self) -> bool;
+}
+
+type Table = HashMap<String, Weak<dyn Member>>;
+
+fn table() -> &'static Mutex<Table> {
+    static T: OnceLock<Mutex<Table>> = OnceLock::new();
     T.get_or_init(Default::default)
 }
 
-pub(crate) fn insert(p: &Arc<Process>) {
-    table().lock().unwrap_or_else(|e| e.into_inner()).insert(p.id.clone(), Arc::downgrade(p));
+pub(crate) fn insert(id: &str, member: Weak<dyn Member>) {
+    table().lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), member);
 }
 
-pub(crate) fn remove(p: &Process) {
-    table().lock().unwrap_or_else(|e| e.into_inner()).remove(&p.id);
+pub(crate) fn remove(id: &str) {
+    table().lock().unwrap_or_else(|e| e.into_inner()).remove(id);
 }
 
-fn live(filter: impl Fn(&Process) -> bool) -> Vec<Arc<Process>> {
+fn live(filter: impl Fn(&dyn Member) -> bool) -> Vec<Arc<dyn Member>> {
     let t = table().lock().unwrap_or_else(|e| e.into_inner());
-    t.values().filter_map(Weak::upgrade).filter(|p| filter(p)).collect()
+    t.values().filter_map(Weak::upgrade).filter(|m| filter(m.as_ref())).collect()
 }
 
-/// SIGKILL to every live group owned by `owner` (a JS realm). Synchronous: safe at exit.
+/// SIGKILL to every live process owned by `owner` (a JS realm). Synchronous: safe at exit.
 pub fn kill_owned(owner: u64) -> usize {
-    let procs = live(|p| p.owner == owner);
-    procs.iter().filter(|p| p.signal(libc::SIGKILL, true)).count()
-}
-
-pub fn kill_all() -> usize {
-    let procs = live(|_| true);
-    procs.iter().filter(|p| p.signal(libc::SIGKILL, true)).count()
+    live(|m| m.owner() == owner).iter().filter(|m| m.kill()).count()
 }
 
 pub fn live_count() -> usize {

@@ -46,6 +46,12 @@ impl RetainedText {
         }
     }
 
+    /// Counts `n` bytes as dropped without decoding them: a stream that keeps no text skips the
+    /// decoding, and then its raw bytes are what was dropped.
+    pub fn drop_bytes(&mut self, n: usize) {
+        self.dropped += n as u64;
+    }
+
     pub fn text(&self) -> String {
         let (a, b) = self.buf.as_slices();
         let mut v = Vec::with_capacity(self.buf.len());

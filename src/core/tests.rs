@@ -3,8 +3,9 @@
 use crate::core::command::{SpawnSpec, StdinMode};
 use crate::core::cursor;
 use crate::core::output_log::{EventBody, Stream};
-use crate::core::process::{spawn, Process};
+use crate::core::process::Process;
 use crate::core::readiness::{probe_once, Probe, ProbeResult};
+use crate::core::supervisor::spawn;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +30,17 @@ fn alive(pid: i32) -> bool {
     }
 }
 
+/// A live (not zombie) process with this group id. Zombies do not count: reparented ones wait
+/// for an init that may reap them late.
+fn has_live_member(pgid: i32) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let Ok(s) = std::fs::read_to_string(e.path().join("stat")) else { return false };
+        let Some(rest) = s.rfind(')').map(|i| &s[i + 1..]) else { return false };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        f.len() > 2 && f[2].parse() == Ok(pgid) && f[0] != "Z" && f[0] != "X"
+    })
+}
+
 async fn within<T>(d: Duration, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(d, f).await.expect("timed out")
 }
@@ -37,10 +49,10 @@ async fn within<T>(d: Duration, f: impl std::future::Future<Output = T>) -> T {
 async fn output_and_exit_code_are_captured() {
     let p = start(sh("echo out; echo err >&2; exit 3"));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    assert_eq!(st.root_exit.unwrap().code, 3);
+    assert_eq!(st.done.unwrap().code, 3);
     assert_eq!(p.retained_text(Stream::Stdout), "out\n");
     assert_eq!(p.retained_text(Stream::Stderr), "err\n");
-    let read = p.read_log_now(0, usize::MAX);
+    let read = p.output.read_now(0, usize::MAX);
     assert!(matches!(read.events.last().unwrap().body, EventBody::Exited(e) if e.code == 3));
 }
 
@@ -61,23 +73,23 @@ async fn timeout_escalates_to_sigkill_for_a_child_ignoring_sigterm() {
     let p = start(spec);
     let t0 = Instant::now();
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    let exit = st.root_exit.unwrap();
+    let exit = st.done.unwrap();
     assert!(exit.timed_out);
     assert_eq!(exit.signal, Some(libc::SIGKILL));
     assert!(t0.elapsed() < Duration::from_secs(2));
-    assert!(p.group().is_empty());
+    assert!(!has_live_member(p.pid as i32));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_reaches_grandchildren() {
     let p = start(sh("sleep 30 & echo $!; wait"));
-    let mut rx = p.subscribe_log();
+    let mut rx = p.output.subscribe();
     within(Duration::from_secs(5), rx.wait_for(|s| *s >= 1)).await.unwrap();
     let grandchild: i32 = p.retained_text(Stream::Stdout).trim().parse().unwrap();
     assert!(alive(grandchild));
     assert!(p.signal(libc::SIGKILL, true));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    assert!(st.root_exit.unwrap().killed);
+    assert!(st.done.unwrap().killed);
     assert!(!alive(grandchild));
     assert!(!p.signal(libc::SIGKILL, true), "nothing left to signal");
 }
@@ -86,8 +98,8 @@ async fn kill_reaches_grandchildren() {
 async fn group_stays_running_until_background_child_exits() {
     let p = start(sh("sleep 0.4 >/dev/null 2>&1 & exit 0"));
     let st = within(Duration::from_secs(5), p.wait_finished(None)).await;
-    assert_eq!(st.root_exit.unwrap().code, 0);
-    assert!(!p.state().done(), "the background child keeps the group alive");
+    assert_eq!(st.finished.unwrap().code, 0);
+    assert!(!p.state().is_done(), "the background child keeps the group alive");
     let t0 = Instant::now();
     within(Duration::from_secs(5), p.wait_done(None)).await;
     assert!(t0.elapsed() >= Duration::from_millis(200));
@@ -98,7 +110,7 @@ async fn detached_grandchild_holding_the_pipes_does_not_hang_wait() {
     // setsid puts the grandchild out of our group while it keeps stdout open.
     let p = start(sh("setsid sleep 30 & echo started"));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    assert_eq!(st.root_exit.unwrap().code, 0);
+    assert_eq!(st.done.unwrap().code, 0);
     assert_eq!(p.retained_text(Stream::Stdout), "started\n");
     let _ = std::process::Command::new("pkill").args(["-f", "^sleep 30$"]).status();
 }
@@ -159,9 +171,9 @@ async fn a_reader_that_falls_behind_is_told_truncated() {
     spec.log_max_bytes = 16 * 1024;
     let p = start(spec);
     within(Duration::from_secs(5), p.wait_done(None)).await;
-    let read = p.read_log_now(0, usize::MAX);
+    let read = p.output.read_now(0, usize::MAX);
     assert!(read.truncated);
-    assert!(p.log_evicted_any());
+    assert!(p.output.evicted_any());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -229,7 +241,7 @@ async fn stdin_is_closed_once_the_root_exits() {
     // last handle is dropped (we hold `p` for the whole test).
     let p = start(sh("exec 3<&0; { cat <&3 >/dev/null; echo eof; } & exit 0"));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    assert_eq!(st.root_exit.unwrap().code, 0);
+    assert_eq!(st.done.unwrap().code, 0);
     assert_eq!(p.retained_text(Stream::Stdout), "eof\n");
     assert!(p.write_stdin(bytes::Bytes::from_static(b"x")).await.is_err());
 }
@@ -242,10 +254,10 @@ async fn a_position_just_read_is_never_past_the_end() {
         let p = start(sh("i=0; while [ $i -lt 300 ]; do echo $i; i=$((i+1)); done"));
         let mut after = 0;
         loop {
-            let read = p.read_log_now(after, usize::MAX);
+            let read = p.output.read_now(after, usize::MAX);
             assert!(read.next <= p.last_seq(), "read up to {} but last_seq() is {}", read.next, p.last_seq());
             after = read.next;
-            if p.state().done() && after == p.last_seq() {
+            if p.state().is_done() && after == p.last_seq() {
                 break;
             }
             tokio::task::yield_now().await;
@@ -262,7 +274,7 @@ async fn limits_hold_from_the_first_instruction() {
         spec.limits.open_files = Some(8);
         let p = start(spec);
         let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-        assert_ne!(st.root_exit.unwrap().code, 0);
+        assert_ne!(st.done.unwrap().code, 0);
         assert_eq!(p.retained_text(Stream::Stdout), "");
     }
 }
@@ -273,9 +285,101 @@ async fn a_limit_above_the_hard_limit_is_capped_not_refused() {
     spec.limits.open_files = Some(u64::MAX - 1);
     let p = start(spec);
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    assert_eq!(st.root_exit.unwrap().code, 0);
+    assert_eq!(st.done.unwrap().code, 0);
     let out = p.retained_text(Stream::Stdout);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert_eq!(lines[0], lines[1], "soft = hard");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_bounds_the_group_after_the_root_exits() {
+    // The root exits at once; the grandchild holds the pipes (first) or not (second).
+    for script in ["sleep 31 & echo started", "sleep 31 >/dev/null 2>&1 & exit 0"] {
+        let mut spec = sh(script);
+        spec.timeout_ms = Some(200);
+        let p = start(spec);
+        let t0 = Instant::now();
+        let st = within(Duration::from_secs(10), p.wait_done(None)).await;
+        assert!(st.done.unwrap().timed_out, "{script}: {st:?}");
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert!(!has_live_member(p.pid as i32));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mastra_end_is_frozen_when_it_is_reached() {
+    // Finished (root exited, pipes drained) before the timeout; the group ends by the timeout.
+    let mut spec = sh("sleep 33 >/dev/null 2>&1 & exit 0");
+    spec.timeout_ms = Some(300);
+    let p = start(spec);
+    let st = within(Duration::from_secs(5), p.wait_finished(None)).await;
+    assert!(!st.finished.unwrap().timed_out);
+    let st = within(Duration::from_secs(10), p.wait_done(None)).await;
+    assert!(!st.finished.unwrap().timed_out, "what the Mastra face reported does not change");
+    assert!(st.done.unwrap().timed_out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_that_left_its_group_is_still_signalled() {
+    // perl joins the test runner's own process group, then becomes sleep.
+    let p = start(sh("exec perl -e 'setpgrp(0, getpgrp(getppid())) or die; exec \"sleep\", \"32\"'"));
+    let mine = unsafe { libc::getpgrp() };
+    let moved = within(Duration::from_secs(5), async {
+        loop {
+            if unsafe { libc::getpgid(p.pid as i32) } == mine {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(moved);
+    assert!(p.signal(libc::SIGKILL, true), "the root is reached through its pidfd");
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+    let exit = st.done.unwrap();
+    assert_eq!(exit.signal, Some(libc::SIGKILL));
+    assert!(exit.killed);
+    assert!(!p.signal(libc::SIGKILL, true), "nothing is left to reach");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_argument_list_too_long_is_named() {
+    let spec = SpawnSpec::new(vec!["/bin/echo".into(), "x".repeat(300_000)], "/tmp");
+    let err = spawn(spec, "e2big".into(), 0).unwrap_err();
+    assert_eq!(err.code(), "PROCESS_SPAWN_FAILED");
+    assert_eq!(err.os_code().as_deref(), Some("E2BIG"));
+    assert!(err.to_string().contains("E2BIG"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_group_ends_when_its_last_grandchild_exits() {
+    // The grandchild forks a great-grandchild and exits: the group lives on in it.
+    let p = start(sh("(sleep 0.3; (sleep 0.3 >/dev/null 2>&1) & ) >/dev/null 2>&1 & exit 0"));
+    let t0 = Instant::now();
+    within(Duration::from_secs(10), p.wait_done(None)).await;
+    assert!(t0.elapsed() >= Duration::from_millis(550), "ended after {:?}", t0.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listeners_and_retained_text_share_one_decoding() {
+    use std::sync::atomic::AtomicUsize;
+    let woken = Arc::new(AtomicUsize::new(0));
+    let w = woken.clone();
+    let p = crate::core::supervisor::spawn_with_pump(
+        sh("printf '\\360\\237'; sleep 0.05; printf '\\231\\202 done\\n'"),
+        "pump".into(),
+        0,
+        Some(Box::new(move || {
+            w.fetch_add(1, Ordering::Relaxed);
+        })),
+    )
+    .unwrap();
+    within(Duration::from_secs(5), p.wait_finished(None)).await;
+    let (chunks, truncated) = p.output.pump_drain(true);
+    assert!(!truncated);
+    let text: String = chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(text, "🙂 done\n");
+    assert_eq!(p.retained_text(Stream::Stdout), text, "the retained text is the listeners' text");
+    assert!(woken.load(Ordering::Relaxed) >= 1);
 }

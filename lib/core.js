@@ -1,0 +1,277 @@
+'use strict'
+// One process as every face sees it. `ProcessCore` holds the native process and everything that
+// is JS by nature: the listener pump, the finish promise, the ordered stdin queue and the byte
+// reader. The faces are thin views over one core: `ProcessHandle` (the Mastra surface of
+// `ProcessManager.spawn`), `Process` (the Processes API) and, in `procvisor/mastra`,
+// `NativeProcessHandle` (a subclass of Mastra's own ProcessHandle).
+
+const { Readable } = require('node:stream')
+const { binding, realm } = require('./native')
+const errors = require('./errors')
+const { describe } = require('./util')
+
+/** Mastra's exit codes: 124 on timeout, 128 when killed by a signal, else the process's own. */
+function mastraExitCode(exit) {
+  if (exit.timedOut) return 124
+  if (exit.signal !== undefined && exit.signal !== null) return 128
+  return exit.code
+}
+
+/**
+ * Listener pumps are drained from setImmediate, never inside the threadsafe-function callback:
+ * Node runs up to 1,000 queued callbacks per wake-up, so draining there let a fast producer hold
+ * the event loop for seconds. Here every core with new output is drained in turn, within a
+ * budget per turn; the rest waits for the next turn (the native side holds the producer back).
+ */
+const DRAIN_BUDGET_MS = 4
+const dirty = new Set()
+let drainScheduled = false
+
+function scheduleDrain(core) {
+  dirty.add(core)
+  if (!drainScheduled) {
+    drainScheduled = true
+    setImmediate(drainDirty)
+  }
+}
+
+function drainDirty() {
+  drainScheduled = false
+  const end = performance.now() + DRAIN_BUDGET_MS
+  for (const c of dirty) {
+    dirty.delete(c)
+    c.drain()
+    if (performance.now() > end) break
+  }
+  if (dirty.size > 0 && !drainScheduled) {
+    drainScheduled = true
+    setImmediate(drainDirty)
+  }
+}
+
+/** Checks `onStdout` / `onStderr` of `o` (functions or absent) and returns them as [stream, fn]. */
+function listenersOf(o) {
+  const out = []
+  for (const [i, key] of [[0, 'onStdout'], [1, 'onStderr']]) {
+    const fn = o && o[key]
+    if (fn === undefined || fn === null) continue
+    if (typeof fn !== 'function') throw errors.invalidOption(`${key} must be a function, got ${describe(fn)}`)
+    out.push([i, fn])
+  }
+  return out
+}
+
+class ProcessCore {
+  constructor(native, meta) {
+    this.native = native
+    this.argv = meta.argv
+    this.cwd = meta.cwd
+    this.command = meta.command
+    this.timeout = meta.timeout
+    this.manager = meta.manager
+    this.listeners = [new Set(), new Set()]
+    this.pumping = false
+    this.ended = false
+    this.finishing = undefined
+    this.stdinTail = Promise.resolve()
+  }
+
+  get id() {
+    return this.native.id
+  }
+
+  get pid() {
+    return this.native.pid
+  }
+
+  /** Throws StaleProcessHandleError once the manager that launched it is closed. */
+  check() {
+    if (this.manager && this.manager._closed) {
+      throw new errors.StaleProcessHandleError(`process ${this.native.id} belongs to a closed process manager`)
+    }
+  }
+
+  /** Mastra's exit code once the process has finished (exited, output drained); else undefined. */
+  exitCode() {
+    const st = this.native.state()
+    return st.finished ? mastraExitCode(st.finishedExit) : undefined
+  }
+
+  timeoutNote() {
+    return `\nProcess timed out after ${this.timeout}ms`
+  }
+
+  // ---- listeners ---------------------------------------------------------------------------
+
+  /** Adds listeners; returns what was added, for `removeListeners`. */
+  addListeners(pairs) {
+    for (const [i, fn] of pairs) this.listeners[i].add(fn)
+    if (pairs.length > 0) this.ensurePump()
+    return pairs
+  }
+
+  removeListeners(pairs) {
+    for (const [i, fn] of pairs) this.listeners[i].delete(fn)
+  }
+
+  /** The wake-up handed to the native pump. */
+  wake() {
+    return () => scheduleDrain(this)
+  }
+
+  ensurePump() {
+    if (this.pumping || this.ended) return
+    this.pumping = true
+    this.native.setPump(this.wake())
+  }
+
+  /** Runs on the JS thread when the native side has new output for listeners. */
+  drain() {
+    if (this.pumping) this.emit(this.native.pumpDrain())
+  }
+
+  emit(chunks) {
+    for (const c of chunks) {
+      if (!c.text) continue
+      for (const fn of [...this.listeners[c.stream]]) fn(c.text)
+    }
+  }
+
+  /** Delivers the last output to listeners and stops the pump (output is complete). */
+  endPump() {
+    if (this.ended) return
+    this.ended = true
+    if (this.pumping) this.emit(this.native.pumpFinish())
+    this.pumping = false
+  }
+
+  /** Resolves with the native state once finished, after the last output reached the listeners. */
+  finish() {
+    if (!this.finishing) {
+      this.finishing = this.native.waitFinished().then((st) => {
+        this.endPump()
+        return st
+      })
+    }
+    return this.finishing
+  }
+
+  // ---- stdin -------------------------------------------------------------------------------
+
+  /**
+   * Runs stdin operations one after another, in call order. Each native call is a task of its
+   * own on the runtime, so calls made without awaiting (`sendStdin(a); sendStdin(b);
+   * closeStdin()`) could otherwise reach the pipe in any order, and the EOF overtake the writes.
+   */
+  stdinQueue(op) {
+    const run = this.stdinTail.then(op)
+    this.stdinTail = run.then(
+      () => {},
+      () => {},
+    )
+    return run
+  }
+
+  /** Mastra's rule: after exit, stdin calls reject with the exit code the face reports. */
+  assertNotExited(pid) {
+    const code = this.exitCode()
+    if (code !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${pid} has already exited with code ${code}`)
+  }
+
+  write(data) {
+    let buf
+    if (typeof data === 'string') buf = Buffer.from(data, 'utf8')
+    // A copy: the caller may reuse its buffer as soon as this returns.
+    else if (data instanceof Uint8Array) buf = Buffer.from(data)
+    else throw errors.invalidOption(`sendStdin data must be a string or Uint8Array, got ${describe(data)}`)
+    return this.stdinQueue(() => this.native.writeStdin(buf))
+  }
+
+  closeStdin() {
+    return this.stdinQueue(() => this.native.closeStdin())
+  }
+
+  // ---- reader ------------------------------------------------------------------------------
+
+  /**
+   * stdout as a byte stream, replaying from the start. It holds the producer back (like the
+   * listener pump) from its position, so a protocol reader (JSON-RPC, LSP) never loses bytes: a
+   * reader that stops reading slows the child down instead, as a paused `child_process` stream
+   * does.
+   */
+  reader(pid) {
+    const native = this.native
+    let after = 0
+    let reading = false
+    let held = true
+    native.setReaderHold(0)
+    const release = () => {
+      if (held) {
+        held = false
+        native.setReaderHold(null)
+        abandonedReaders.unregister(stream)
+      }
+    }
+    const stream = new Readable({
+      read() {
+        if (reading) return
+        reading = true
+        ;(async () => {
+          try {
+            for (;;) {
+              const read = await native.readLog(after, 256 * 1024, 1000)
+              if (read.truncated) {
+                throw new errors.ProcessOutputTruncatedError(`the reader of process ${pid} fell behind the bounded output log; output was lost`)
+              }
+              let more = true
+              for (const e of read.events) if (e.kind === 'stdout' && e.data.length > 0) more = stream.push(e.data)
+              after = read.next
+              if (held) native.setReaderHold(after)
+              if (read.events.length === 0 && native.state().finished) {
+                const rest = await native.readLog(after, 256 * 1024, undefined)
+                if (rest.events.length > 0) continue
+                release()
+                return stream.push(null)
+              }
+              if (!more) return
+            }
+          } catch (e) {
+            release()
+            stream.destroy(e)
+          } finally {
+            reading = false
+          }
+        })()
+      },
+      destroy(err, cb) {
+        release()
+        cb(err)
+      },
+    })
+    abandonedReaders.register(stream, native, stream)
+    return stream
+  }
+}
+
+/** Releases the producer hold of a reader that was dropped without being ended or destroyed. */
+const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHold(null))
+
+/**
+ * Launches a native process and wraps it in a core. `listeners` (`[stream, fn]` pairs) are
+ * installed before the first byte, so they miss nothing; their first delivery waits for the
+ * caller to have its handle (Mastra: the handle resolves before any output callback).
+ */
+async function launch(spec, meta, listeners = []) {
+  let core
+  const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
+  const native = await binding.spawnProcess({ ...spec, owner: realm }, wake)
+  core = new ProcessCore(native, meta)
+  if (wake) {
+    core.pumping = true
+    core.addListeners(listeners)
+    scheduleDrain(core)
+  }
+  return core
+}
+
+module.exports = { ProcessCore, launch, listenersOf, mastraExitCode }

@@ -1,0 +1,186 @@
+//! When does a process group become empty? Once the root has exited, the process is not over
+//! until no live member is left in its group (zombies waiting for another reaper do not count:
+//! they run no code and hold no port). The kernel has no event for "group empty", so on Linux:
+//!
+//! - one shared scan of `/proc` finds the live members of every group that asks at that moment
+//!   (requests that arrive during a scan are served together by the next one), and opens a pidfd
+//!   for each member;
+//! - the group then waits for those pidfds to become readable (the member exited), which costs
+//!   nothing while they live, and scans again only when all of them are gone, since a member may
+//!   have forked new ones;
+//! - members still alive are re-checked every `RECHECK` (one `stat` read each), because one may
+//!   have left the group (`setsid`, `setpgid`) and is then no longer ours to wait for.
+//!
+//! So a group whose grandchild sleeps for an hour costs one scan and one descriptor, not a scan of
+//! every process every few milliseconds. Where `/proc` or pidfds are missing (macOS), the group is
+//! polled with `killpg(pgid, 0)` at a slow, bounded rate instead.
+
+use crate::core::group::ProcessGroup;
+use std::time::Duration;
+
+/// How often a member that is still alive is checked for having left the group.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const RECHECK: Duration = Duration::from_secs(5);
+
+/// Resolves once `group` has no live member.
+pub async fn wait_empty(group: ProcessGroup) {
+    #[cfg(target_os = "linux")]
+    if linux::wait_empty(group).await {
+        return;
+    }
+    poll_empty(group).await
+}
+
+/// The fallback: `killpg(pgid, 0)` with a backoff up to one second (zombies count as members
+/// here, which only delays the end until their parent reaps them).
+async fn poll_empty(group: ProcessGroup) {
+    let mut pause = Duration::from_millis(5);
+    while group.exists() {
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use super::RECHECK;
+    use crate::core::group::ProcessGroup;
+    use crate::core::reaper::pidfd_open;
+    use std::collections::HashMap;
+    use std::os::fd::OwnedFd;
+    use std::sync::{Mutex, OnceLock};
+    use tokio::io::unix::AsyncFd;
+    use tokio::sync::oneshot;
+
+    struct Member {
+        pid: i32,
+        fd: AsyncFd<OwnedFd>,
+    }
+
+    /// A member as seen by the scan: its pid and pidfd, before it is registered with the reactor.
+    type Found = Vec<(i32, OwnedFd)>;
+
+    #[derive(Default)]
+    struct Scanner {
+        pending: Vec<(i32, oneshot::Sender<Option<Found>>)>,
+        running: bool,
+    }
+
+    fn scanner() -> &'static Mutex<Scanner> {
+        static S: OnceLock<Mutex<Scanner>> = OnceLock::new();
+        S.get_or_init(Default::default)
+    }
+
+    /// Waits for the group to be empty. False when this mechanism cannot tell (no `/proc`), so
+    /// that the caller falls back to polling.
+    pub(super) async fn wait_empty(group: ProcessGroup) -> bool {
+        loop {
+            if !group.exists() {
+                return true;
+            }
+            let Some(found) = members(group.pgid).await else {
+                return false;
+            };
+            let mut members: Vec<Member> = Vec::with_capacity(found.len());
+            for (pid, fd) in found {
+                // SAFETY: the pidfd is owned by the AsyncFd and stays open as long as it is registered.
+                match unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) } {
+                    Ok(fd) => members.push(Member { pid, fd }),
+                    Err(_) => return false,
+                }
+            }
+            if members.is_empty() {
+                // Only zombies are left (or nothing, since the check above).
+                return true;
+            }
+            while let Some(first) = members.first() {
+                tokio::select! {
+                    _ = first.fd.readable() => {
+                        members.remove(0);
+                    }
+                    _ = tokio::time::sleep(RECHECK) => {
+                        members.retain(|m| matches!(stat(m.pid), Some((pgrp, live)) if pgrp == group.pgid && live));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The live members of `pgid`, found by the next shared scan.
+    async fn members(pgid: i32) -> Option<Found> {
+        let (tx, rx) = oneshot::channel();
+        let start = {
+            let mut s = scanner().lock().unwrap_or_else(|e| e.into_inner());
+            s.pending.push((pgid, tx));
+            !std::mem::replace(&mut s.running, true)
+        };
+        if start {
+            tokio::task::spawn_blocking(run_scans);
+        }
+        rx.await.ok().flatten()
+    }
+
+    fn run_scans() {
+        loop {
+            let batch = {
+                let mut s = scanner().lock().unwrap_or_else(|e| e.into_inner());
+                if s.pending.is_empty() {
+                    s.running = false;
+                    return;
+                }
+                std::mem::take(&mut s.pending)
+            };
+            let mut wanted: HashMap<i32, Found> = batch.iter().map(|(g, _)| (*g, Vec::new())).collect();
+            let ok = scan(&mut wanted);
+            for (pgid, tx) in batch {
+                // One waiter per group; a second request for the same group in one batch gets a
+                // scan of its own next round rather than an empty answer.
+                match wanted.remove(&pgid) {
+                    Some(found) => {
+                        let _ = tx.send(ok.then_some(found));
+                    }
+                    None => scanner().lock().unwrap_or_else(|e| e.into_inner()).pending.push((pgid, tx)),
+                }
+            }
+        }
+    }
+
+    /// One pass over `/proc`: every live process whose group is wanted, with a pidfd. False when
+    /// `/proc` cannot be read.
+    fn scan(wanted: &mut HashMap<i32, Found>) -> bool {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Some((pgrp, live)) = stat(pid) else { continue };
+            let Some(found) = wanted.get_mut(&pgrp) else { continue };
+            if !live {
+                continue;
+            }
+            let Some(fd) = pidfd_open(pid as u32) else { continue };
+            // The pid could have been reused between the read and the open: only a pidfd whose
+            // process is (still) a live member counts. One that exited since is harmless: it is
+            // readable at once and leads to the next scan.
+            if matches!(stat(pid), Some((g, true)) if g == pgrp) {
+                found.push((pid, fd));
+            }
+        }
+        true
+    }
+
+    /// (process group, alive) of `pid`, from `/proc/<pid>/stat`.
+    fn stat(pid: i32) -> Option<(i32, bool)> {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command name, which is in parentheses and may hold anything.
+        let rest = &s[s.rfind(')')? + 1..];
+        let mut fields = rest.split_ascii_whitespace();
+        let state = fields.next()?;
+        let _ppid = fields.next();
+        let pgrp = fields.next()?.parse().ok()?;
+        Some((pgrp, state != "Z" && state != "X"))
+    }
+}

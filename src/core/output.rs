@@ -1,0 +1,324 @@
+//! The output side of one process: the bounded log (the single store of every byte view), the
+//! retained text of each stream (the Mastra view), and the consumers that must lose nothing.
+//!
+//! Consumers are one list of positions in the log with one lag rule: the listener pump
+//! (`onStdout`/`onStderr`) and a byte-stream reader (`handle.reader`) each hold a position, and
+//! the producer waits while any of them is more than half a log behind, so they lose nothing
+//! while memory stays bounded. `logs()` readers hold no position: they never slow the child and
+//! learn by `truncated` when they fell behind.
+//!
+//! Every byte is decoded once: with a listener pump installed the text is decoded as the pump
+//! takes it, and that one string both goes to the listeners and is retained (as Mastra retains
+//! what it hands its listeners); without one it is decoded as it arrives, and only when some text
+//! is retained at all (a stream that keeps none counts its raw bytes as dropped).
+
+use crate::core::decoder::Utf8Decoder;
+use crate::core::output_log::{EventBody, LogRead, OutputLog, Stream};
+use crate::core::retained::RetainedText;
+use bytes::Bytes;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
+
+/// How long the drain after the group's death waits for a stalled byte-stream reader before
+/// letting the log evict under it: an abandoned reader must not keep a dead process unfinished.
+const READER_DRAIN_PATIENCE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consumer {
+    /// The listener pump: decoded text for `onStdout` / `onStderr`.
+    Listeners = 0,
+    /// A byte-stream reader of stdout.
+    Reader = 1,
+}
+
+/// Decoded output for the listeners, one stream at a time, in order.
+pub struct TextChunk {
+    pub stream: Stream,
+    pub text: String,
+}
+
+struct Texts {
+    log: OutputLog,
+    retained: [RetainedText; 2],
+    decoders: [Utf8Decoder; 2],
+    /// Whether any text is retained (Processes API processes retain none, and skip decoding).
+    retain: bool,
+}
+
+/// The pump's wake-up: called once per batch on a runtime thread; it must only schedule work.
+struct Wake {
+    wake: Box<dyn Fn() + Send + Sync>,
+    scheduled: AtomicBool,
+}
+
+#[derive(Default)]
+struct Consumers {
+    positions: [Option<u64>; 2],
+    wake: Option<Arc<Wake>>,
+}
+
+pub struct Output {
+    texts: Mutex<Texts>,
+    consumers: Mutex<Consumers>,
+    seq: watch::Sender<u64>,
+    progress: Notify,
+}
+
+pub(crate) fn index(s: Stream) -> usize {
+    match s {
+        Stream::Stdout => 0,
+        Stream::Stderr => 1,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The one lag rule: more than half the log (bytes or events) after `position`.
+fn lags(log: &OutputLog, position: u64) -> bool {
+    log.bytes_after(position) > (log.max_bytes() / 2) as u64
+        || log.last_seq().saturating_sub(position) > (log.max_events() / 2) as u64
+}
+
+impl Output {
+    pub fn new(log_max_bytes: usize, log_max_events: usize, retain_bytes: Option<usize>) -> Self {
+        Self {
+            texts: Mutex::new(Texts {
+                log: OutputLog::new(log_max_bytes, log_max_events),
+                retained: [RetainedText::new(retain_bytes), RetainedText::new(retain_bytes)],
+                decoders: [Utf8Decoder::new(), Utf8Decoder::new()],
+                retain: retain_bytes != Some(0),
+            }),
+            consumers: Mutex::new(Consumers::default()),
+            seq: watch::channel(0).0,
+            progress: Notify::new(),
+        }
+    }
+
+    fn texts(&self) -> MutexGuard<'_, Texts> {
+        lock(&self.texts)
+    }
+
+    /// Appends one read of `stream`.
+    pub fn push(&self, stream: Stream, data: &[u8]) {
+        let seq = {
+            let mut t = self.texts();
+            // Asked under the texts lock, as `set_pump` sets it: no event is decoded by both.
+            let i = index(stream);
+            if !t.retain {
+                t.retained[i].drop_bytes(data.len());
+            } else if lock(&self.consumers).wake.is_none() {
+                let Texts { decoders, retained, .. } = &mut *t;
+                let text = decoders[i].decode(data);
+                retained[i].push(&text);
+            }
+            t.log.append(EventBody::Output(stream, Bytes::copy_from_slice(data)))
+        };
+        if let Some(seq) = seq {
+            self.seq.send_replace(seq);
+            self.wake();
+        }
+    }
+
+    /// The end of `stream`: an incomplete character left in its decoder becomes U+FFFD. With a
+    /// pump installed the pump flushes it when it finishes.
+    pub fn end_stream(&self, stream: Stream) {
+        let mut t = self.texts();
+        if lock(&self.consumers).wake.is_some() {
+            return;
+        }
+        let i = index(stream);
+        let rest = t.decoders[i].finish();
+        if !rest.is_empty() {
+            t.retained[i].push(&rest);
+        }
+    }
+
+    /// Appends the terminal event; nothing is appended after it.
+    pub fn close(&self, body: EventBody) {
+        let seq = self.texts().log.append(body);
+        if let Some(seq) = seq {
+            self.seq.send_replace(seq);
+            self.wake();
+        }
+    }
+
+    // ---- consumers ---------------------------------------------------------------------------
+
+    /// Installs the listener pump. With `from_start` it sees every event; otherwise only those
+    /// appended from now on.
+    pub fn set_pump(&self, wake: Box<dyn Fn() + Send + Sync>, from_start: bool) {
+        {
+            let t = self.texts();
+            let mut c = lock(&self.consumers);
+            c.positions[Consumer::Listeners as usize] = Some(if from_start { 0 } else { t.log.last_seq() });
+            c.wake = Some(Arc::new(Wake { wake, scheduled: AtomicBool::new(false) }));
+        }
+        self.wake();
+    }
+
+    fn wake(&self) {
+        let wake = lock(&self.consumers).wake.clone();
+        if let Some(w) = wake {
+            if !w.scheduled.swap(true, Ordering::AcqRel) {
+                (w.wake)();
+            }
+        }
+    }
+
+    /// Everything the pump has not taken yet, decoded; its position advances. With `finish`, the
+    /// decoders are flushed and the pump removed (the output is complete).
+    pub fn pump_drain(&self, finish: bool) -> (Vec<TextChunk>, bool) {
+        let after = {
+            let c = lock(&self.consumers);
+            if let Some(w) = &c.wake {
+                w.scheduled.store(false, Ordering::Release);
+            }
+            c.positions[Consumer::Listeners as usize]
+        };
+        let Some(after) = after else { return (Vec::new(), false) };
+        let mut chunks = Vec::new();
+        let (next, truncated) = {
+            let mut t = self.texts();
+            let read = t.log.read_after(after, usize::MAX);
+            let Texts { decoders, retained, retain, .. } = &mut *t;
+            for e in read.events {
+                if let EventBody::Output(stream, data) = e.body {
+                    let i = index(stream);
+                    let text = decoders[i].decode(&data).into_owned();
+                    if *retain {
+                        retained[i].push(&text);
+                    }
+                    chunks.push(TextChunk { stream, text });
+                }
+            }
+            if finish {
+                for stream in [Stream::Stdout, Stream::Stderr] {
+                    let i = index(stream);
+                    let text = decoders[i].finish();
+                    if !text.is_empty() {
+                        retained[i].push(&text);
+                        chunks.push(TextChunk { stream, text });
+                    }
+                }
+            }
+            (read.next, read.truncated)
+        };
+        {
+            let mut c = lock(&self.consumers);
+            if finish {
+                c.positions[Consumer::Listeners as usize] = None;
+                c.wake = None;
+            } else if c.positions[Consumer::Listeners as usize].is_some() {
+                c.positions[Consumer::Listeners as usize] = Some(next);
+            }
+        }
+        self.progress.notify_waiters();
+        (chunks, truncated)
+    }
+
+    /// Holds the producer for a byte-stream reader that has consumed up to `seq` (`None`
+    /// releases the hold).
+    pub fn set_reader_position(&self, seq: Option<u64>) {
+        lock(&self.consumers).positions[Consumer::Reader as usize] = seq;
+        self.progress.notify_waiters();
+    }
+
+    /// Waits while a consumer lags (the one rule). `patient_with_reader = false` stops waiting
+    /// for a reader that makes no progress for READER_DRAIN_PATIENCE (used once the group is
+    /// dead, so that an abandoned reader cannot keep a dead process unfinished).
+    pub async fn backpressure(&self, patient_with_reader: bool) {
+        let mut stall: Option<(u64, Instant)> = None;
+        loop {
+            let notified = self.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let lagging = {
+                let t = self.texts();
+                let c = lock(&self.consumers);
+                let mut lagging = [false; 2];
+                for (i, p) in c.positions.iter().enumerate() {
+                    lagging[i] = p.is_some_and(|p| lags(&t.log, p));
+                }
+                (lagging, c.positions[Consumer::Reader as usize])
+            };
+            let ([listeners, reader], reader_at) = lagging;
+            if !listeners && !reader {
+                return;
+            }
+            if !listeners && !patient_with_reader {
+                let now = Instant::now();
+                let at = reader_at.unwrap_or(0);
+                match stall {
+                    Some((p, since)) if p == at => {
+                        if now.duration_since(since) >= READER_DRAIN_PATIENCE {
+                            return;
+                        }
+                    }
+                    _ => stall = Some((at, now)),
+                }
+                let _ = tokio::time::timeout(READER_DRAIN_PATIENCE, notified).await;
+                continue;
+            }
+            notified.await;
+        }
+    }
+
+    // ---- views -------------------------------------------------------------------------------
+
+    pub fn retained_text(&self, stream: Stream) -> String {
+        self.texts().retained[index(stream)].text()
+    }
+
+    pub fn retained_dropped(&self, stream: Stream) -> u64 {
+        self.texts().retained[index(stream)].dropped_bytes()
+    }
+
+    /// The newest sequence number in the log. Read from the log itself: the `seq` watch is
+    /// published just after the append, outside the lock, so a reader that has just been handed
+    /// event N could see N - 1 there and have its next position refused as past the end.
+    pub fn last_seq(&self) -> u64 {
+        self.texts().log.last_seq()
+    }
+
+    pub fn evicted_any(&self) -> bool {
+        self.texts().log.evicted_any()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.texts().log.is_closed()
+    }
+
+    /// Events after `after`, waiting up to `wait` for at least one while the log is open.
+    /// Returns no events when the log is closed and read through, or on timeout.
+    pub async fn read(&self, after: u64, max_bytes: usize, wait: Option<Duration>) -> LogRead {
+        let mut rx = self.seq.subscribe();
+        let deadline = wait.map(|d| Instant::now() + d);
+        loop {
+            {
+                let t = self.texts();
+                let read = t.log.read_after(after, max_bytes);
+                if !read.events.is_empty() || read.truncated || wait.is_none() || t.log.is_closed() {
+                    return read;
+                }
+            }
+            let changed = tokio::time::timeout_at(deadline.unwrap_or_else(Instant::now), rx.changed()).await;
+            if !matches!(changed, Ok(Ok(()))) {
+                return LogRead { next: after, ..Default::default() };
+            }
+        }
+    }
+
+    pub fn read_now(&self, after: u64, max_bytes: usize) -> LogRead {
+        self.texts().log.read_after(after, max_bytes)
+    }
+
+    /// Notified on every new log event.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.seq.subscribe()
+    }
+}

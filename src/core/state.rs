@@ -1,0 +1,57 @@
+//! The lifecycle of one process as its waiters see it: published through a `watch` by the
+//! supervisor, with the outcome frozen once per end so that no face ever sees it change.
+
+use crate::core::output_log::ExitInfo;
+
+/// Why procvisor stopped the process, if it did. The first reason wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The `timeout` expired before the end.
+    Timeout,
+    /// A kill was asked for through procvisor before the root exited.
+    Kill,
+}
+
+/// How the root itself exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootExit {
+    /// The exit code, or 128 + signal.
+    pub code: i32,
+    pub signal: Option<i32>,
+}
+
+/// The lifecycle, published to every waiter through a `watch`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct State {
+    pub root_exit: Option<RootExit>,
+    pub stop: Option<StopReason>,
+    pub outputs_done: bool,
+    pub group_empty: bool,
+    /// The outcome as of *finished*, frozen then: what the Mastra face reports.
+    pub finished: Option<ExitInfo>,
+    /// Milliseconds (fractional) from spawn to *finished*.
+    pub finished_after_ms: Option<f64>,
+    /// The outcome as of *done*, frozen then: what the Processes API reports.
+    pub done: Option<ExitInfo>,
+    pub ended_at_ms: Option<u64>,
+}
+
+impl State {
+    /// The outcome if the process ended now.
+    pub fn outcome(&self) -> Option<ExitInfo> {
+        self.root_exit.map(|r| ExitInfo {
+            code: r.code,
+            signal: r.signal,
+            timed_out: self.stop == Some(StopReason::Timeout),
+            killed: self.stop == Some(StopReason::Kill),
+        })
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished.is_some()
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done.is_some()
+    }
+}

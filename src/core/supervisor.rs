@@ -1,0 +1,132 @@
+//! The supervisor: one task per process, one state machine. It owns the root's exit, the group's
+//! liveness and the deadline, and decides when the process is over.
+//!
+//! Two ends, because the two faces ask different questions:
+//! - *finished* (Mastra): the root exited and both pipes were drained. Pipes held by a grandchild
+//!   no longer count once the group is empty, so a detached grandchild cannot hang `wait()`.
+//! - *done* (the Processes API): finished, and no live process is left in the group. The
+//!   terminal log event is written then, after all output.
+//!
+//! The deadline bounds the whole group, not only the root: a root that exits at once and leaves
+//! `sleep 60 &` behind is still stopped when its `timeout` expires, SIGTERM to the group (and to
+//! the root, should it have left the group), then SIGKILL after the grace period.
+
+use crate::core::command::SpawnSpec;
+use crate::core::error::CoreResult;
+use crate::core::group::ProcessGroup;
+use crate::core::output_log::{now_ms, EventBody, Stream};
+use crate::core::process::Process;
+use crate::core::state::{RootExit, StopReason};
+use crate::core::{liveness, reaper, registry, spawn, watchdog};
+use std::future::Future;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::pin::Pin;
+use std::process::Child;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Spawns `spec` and starts its supervisor. Must be called inside a tokio runtime.
+pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>> {
+    spawn_with_pump(spec, id, owner, None)
+}
+
+/// Like `spawn`, with the listener pump installed before the readers start, so the pump holds
+/// the producer back from the first byte.
+pub fn spawn_with_pump(
+    spec: SpawnSpec,
+    id: String,
+    owner: u64,
+    pump: Option<Box<dyn Fn() + Send + Sync>>,
+) -> CoreResult<Arc<Process>> {
+    let launched = spawn::launch(&spec)?;
+    watchdog::register(launched.pid as i32);
+    let proc = Arc::new(Process::new(&spec, id, owner, launched.pid, launched.pidfd.clone(), launched.stdin));
+    registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
+    if let Some(wake) = pump {
+        proc.output.set_pump(wake, true);
+    }
+    let streams_left = Arc::new(AtomicU8::new(2));
+    for (fd, stream) in [(launched.stdout, Stream::Stdout), (launched.stderr, Stream::Stderr)] {
+        let p = proc.clone();
+        let left = streams_left.clone();
+        tokio::spawn(async move {
+            p.read_stream(fd, stream).await;
+            if left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                p.update(|s| s.outputs_done = true);
+            }
+        });
+    }
+    let timeout = spec.timeout_ms.map(Duration::from_millis);
+    let grace = Duration::from_millis(spec.grace_ms);
+    tokio::spawn(supervise(proc.clone(), launched.child, launched.pidfd, timeout, grace));
+    Ok(proc)
+}
+
+fn root_exit(status: std::io::Result<std::process::ExitStatus>) -> RootExit {
+    match status.map(|st| (st.code(), st.signal())) {
+        Ok((Some(code), _)) => RootExit { code, signal: None },
+        Ok((None, Some(sig))) => RootExit { code: 128 + sig, signal: Some(sig) },
+        _ => RootExit { code: 1, signal: None },
+    }
+}
+
+type Waiting = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Runs the process to its end. Spawned once per process, right after the launch.
+async fn supervise(
+    p: Arc<Process>,
+    child: Child,
+    pidfd: Option<Arc<OwnedFd>>,
+    timeout: Option<Duration>,
+    grace: Duration,
+) {
+    let group = ProcessGroup::new(p.pid as i32);
+    let mut deadline = timeout.map(|t| Instant::now() + t);
+    let mut kill_at: Option<Instant> = None;
+    let mut changes = p.subscribe_state();
+    let exit = reaper::wait(child, pidfd);
+    tokio::pin!(exit);
+    let mut reaped = false;
+    let mut emptied: Option<Waiting> = None;
+
+    loop {
+        // Marks the state seen, so that `changed()` below waits for the next change.
+        let st = changes.borrow_and_update().clone();
+        if st.is_finished() && st.group_empty {
+            break;
+        }
+        tokio::select! {
+            status = &mut exit, if !reaped => {
+                reaped = true;
+                p.root_reaped(root_exit(status));
+                // Members outside the root may live on; from now on the group is the process.
+                emptied = Some(Box::pin(liveness::wait_empty(group)));
+            }
+            _ = async { emptied.as_mut().expect("guarded").await }, if emptied.is_some() && !st.group_empty => {
+                emptied = None;
+                p.group_emptied();
+            }
+            _ = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
+                deadline = None;
+                p.stop(StopReason::Timeout, libc::SIGTERM);
+                kill_at = Some(Instant::now() + grace);
+            }
+            _ = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
+                kill_at = None;
+                p.send(libc::SIGKILL);
+            }
+            _ = changes.changed() => {}
+        }
+    }
+    let outcome = p.state().outcome().unwrap_or_default();
+    p.output.close(EventBody::Exited(outcome));
+    watchdog::unregister(p.pid as i32);
+    p.update(|s| {
+        s.done = Some(outcome);
+        s.ended_at_ms = Some(now_ms());
+    });
+    registry::remove(&p.id);
+}
