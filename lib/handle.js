@@ -6,7 +6,7 @@
 
 const { Writable } = require('node:stream')
 const errors = require('./errors')
-const observe = require('./observe')
+const { binding } = require('./native')
 const { ProcessCore, listenersOf, mastraExitCode } = require('./core')
 const { ProcessView } = require('./view')
 const { checkSignal, describe } = require('./util')
@@ -138,7 +138,7 @@ class ProcessHandle extends ProcessView {
    */
   async kill(signal) {
     // A bad signal is refused whether or not the process is still running.
-    if (signal !== undefined) observe.checkKillSignal(signal)
+    if (signal !== undefined) binding.checkSignal(signal)
     if (this.exitCode !== undefined) return false
     return this._core.native.signal(signal === undefined ? 9 : signal, signal === undefined || signal === 9)
   }

@@ -8,16 +8,16 @@
 use super::bytes::JsBytes;
 use super::error::{invalid, js_error};
 use super::options::{to_spec, NativeSpawnOptions};
-use crate::core::error::CoreResult;
+use crate::core::error::{CoreError, CoreResult};
 use crate::core::output::TextChunk;
 use crate::core::output_log::{EventBody, ExitInfo, LogEvent, Stream};
 use crate::core::process::Process;
 use crate::core::readiness::{probe_once, Probe, ProbeResult};
 use crate::core::state::State;
 use crate::core::{cursor, group, supervisor};
-use napi::bindgen_prelude::{Buffer, PromiseRaw, Status};
+use napi::bindgen_prelude::{Buffer, PromiseRaw, Status, Unknown, ValueType};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::Env;
+use napi::{Env, JsValue};
 use napi_derive::napi;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -134,7 +134,7 @@ fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 {
         Ok(v as u64)
     } else {
-        Err(crate::core::error::CoreError::invalid_option(name, "must be a non-negative integer"))
+        Err(CoreError::invalid_option(name, "must be a non-negative integer"))
     }
 }
 
@@ -144,6 +144,25 @@ fn stream_arg(env: &Env, s: &str) -> napi::Result<Stream> {
         "stderr" => Ok(Stream::Stderr),
         _ => Err(invalid(env, "stream", "must be 'stdout' or 'stderr'")),
     }
+}
+
+/// A signal as JS gave it (any value): checked by the core's one rule, with the value named in
+/// the error.
+fn signal_arg(env: &Env, v: Unknown) -> napi::Result<i32> {
+    let checked = match v.get_type()? {
+        ValueType::Number => group::check_signal(v.coerce_to_number()?.get_double()?),
+        ValueType::String => Err(CoreError::InvalidSignal(format!("{:?}", v.coerce_to_string()?.into_utf8()?.as_str()?))),
+        other => Err(CoreError::InvalidSignal(format!("{other}").to_lowercase())),
+    };
+    checked.map_err(|e| js_error(env, e))
+}
+
+/// Checks a signal (any JS value) by the core's rule without sending it; returns it as an
+/// integer. The faces call it before anything else, so a bad signal is refused even for a
+/// process that has exited.
+#[napi(ts_args_type = "signal: unknown")]
+pub fn check_signal(env: &Env, signal: Unknown) -> napi::Result<i32> {
+    signal_arg(env, signal)
 }
 
 fn limit(ms: Option<f64>) -> CoreResult<Option<Duration>> {
@@ -328,9 +347,8 @@ impl NativeProcess {
     /// Sends `signal` (1–64) to the whole group, and to the root should it have left the group.
     /// `asKill` marks the outcome as killed. Returns false when it reached no process.
     #[napi]
-    pub fn signal(&self, env: &Env, signal: i64, as_kill: bool) -> napi::Result<bool> {
-        let sig = group::check_signal(signal).map_err(|e| js_error(env, e))?;
-        Ok(self.inner.signal(sig, as_kill))
+    pub fn signal(&self, env: &Env, value: Unknown<'_>, as_kill: bool) -> napi::Result<bool> {
+        Ok(self.inner.signal(signal_arg(env, value)?, as_kill))
     }
 
     #[napi(ts_return_type = "Promise<void>")]
@@ -388,7 +406,7 @@ impl NativeProcess {
         let args = (|| -> CoreResult<_> {
             let after = seq_arg("after", after)?;
             if after > p.last_seq() {
-                return Err(crate::core::error::CoreError::invalid_option("after", "is past the end of the log"));
+                return Err(CoreError::invalid_option("after", "is past the end of the log"));
             }
             Ok((after, seq_arg("maxBytes", max_bytes.floor().max(1.0))? as usize, limit(wait_ms)?))
         })();

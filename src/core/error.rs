@@ -13,8 +13,8 @@ pub enum CoreError {
     InvalidEnv(String),
     #[error("failed to spawn {program:?}: {reason}")]
     SpawnFailed { program: String, reason: String, errno: Option<i32> },
-    #[error("invalid signal {0}: signals are integers from 1 to 64")]
-    InvalidSignal(i64),
+    #[error("signal must be an integer from 1 to 64, got {0}; nothing was sent")]
+    InvalidSignal(String),
     #[error("invalid option {name}: {reason}")]
     InvalidOption { name: String, reason: String },
     #[error("invalid process cursor: {0}")]

@@ -8,12 +8,18 @@ pub struct ProcessGroup {
     pub pgid: i32,
 }
 
-/// Integer signals 1–64 are accepted; others are refused before anything is sent.
-pub fn check_signal(signal: i64) -> CoreResult<i32> {
-    if (1..=64).contains(&signal) {
+/// The one rule for signals: integers 1–64 are accepted; anything else is refused before
+/// anything is sent. Takes the number as JS has it, so that 9.5 or NaN is refused, not rounded.
+pub fn check_signal(signal: f64) -> CoreResult<i32> {
+    if signal.fract() == 0.0 && (1.0..=64.0).contains(&signal) {
         Ok(signal as i32)
     } else {
-        Err(CoreError::InvalidSignal(signal))
+        let named = match signal {
+            f64::INFINITY => "Infinity".to_string(),
+            f64::NEG_INFINITY => "-Infinity".to_string(),
+            v => v.to_string(),
+        };
+        Err(CoreError::InvalidSignal(named))
     }
 }
 
@@ -44,10 +50,12 @@ mod tests {
 
     #[test]
     fn signals_outside_1_to_64_are_refused() {
-        assert!(check_signal(0).is_err());
-        assert!(check_signal(65).is_err());
-        assert!(check_signal(-9).is_err());
-        assert_eq!(check_signal(9), Ok(9));
-        assert_eq!(check_signal(64), Ok(64));
+        assert!(check_signal(0.0).is_err());
+        assert!(check_signal(65.0).is_err());
+        assert!(check_signal(-9.0).is_err());
+        assert!(check_signal(9.5).is_err());
+        assert!(check_signal(f64::NAN).is_err());
+        assert_eq!(check_signal(9.0), Ok(9));
+        assert_eq!(check_signal(64.0), Ok(64));
     }
 }
