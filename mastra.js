@@ -22,8 +22,8 @@
 const path = require('node:path')
 const { ProcessHandle: CoreProcessHandle } = require('./lib/handle.js')
 const { processInfo } = require('./lib/handle.js')
-const { launch, mastraExitCode } = require('./lib/core.js')
-const { mergeEnv, shellSpec } = require('./lib/manager.js')
+const { launch, listenersOf, mastraExitCode } = require('./lib/core.js')
+const { request } = require('./lib/manager.js')
 const { ProcessStdinUnavailableError } = require('./lib/errors.js')
 
 /** Mastra's `shellQuote` (not exported by @mastra/core): safe words pass, the rest is single-quoted. */
@@ -171,14 +171,14 @@ function defineMastraClasses(workspace) {
       const handle = new NativeProcessHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
       const launchOptions = {
         argv,
+        cwd,
         timeout: o.timeout ? o.timeout : undefined,
         stdinMode: o.stdinMode === 'ignore' ? 'ignore' : 'pipe',
         maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
-        onStdout: (data) => handle.emitStdout(data),
-        onStderr: (data) => handle.emitStderr(data),
       }
-      const { spec, meta, listeners } = shellSpec(command, launchOptions, { cwd, env: mergeEnv({ PATH: process.env.PATH }, envStrings(env)) })
-      handle._attach(await launch(spec, meta, listeners))
+      const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
+      const req = request(command, launchOptions, [envStrings(env)], path.resolve(wd))
+      handle._attach(await launch('shell', req, { command }, listeners))
       this._tracked.set(handle.pid, handle)
       return handle
     }

@@ -64,10 +64,10 @@ function listenersOf(o) {
 class ProcessCore {
   constructor(native, meta) {
     this.native = native
-    this.argv = meta.argv
-    this.cwd = meta.cwd
+    this.argv = Object.freeze(native.argv)
+    this.cwd = native.cwd
     this.command = meta.command
-    this.timeout = meta.timeout
+    this.timeout = native.timeoutMs
     this.manager = meta.manager
     this.listeners = [new Set(), new Set()]
     this.pumping = false
@@ -257,14 +257,16 @@ class ProcessCore {
 const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHold(null))
 
 /**
- * Launches a native process and wraps it in a core. `listeners` (`[stream, fn]` pairs) are
+ * Launches a native process and wraps it in a core. `face` is 'shell' (the Mastra surface) or
+ * 'argv' (the Processes API); `request` is `{ command, options, env: [layers], cwd }` as the user
+ * gave them, and the native side reads their meaning. `listeners` (`[stream, fn]` pairs) are
  * installed before the first byte, so they miss nothing; their first delivery waits for the
  * caller to have its handle (Mastra: the handle resolves before any output callback).
  */
-async function launch(spec, meta, listeners = []) {
+async function launch(face, request, meta, listeners = []) {
   let core
   const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
-  const native = await binding.spawnProcess({ ...spec, owner: realm }, wake)
+  const native = await binding.spawnProcess(face, request, realm, wake)
   core = new ProcessCore(native, meta)
   if (wake) {
     core.pumping = true

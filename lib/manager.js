@@ -3,114 +3,24 @@
 // and the Processes API (exec / getProcess / listProcesses / close) over one table of process
 // cores. Every process leads its own process group and dies with this Node process.
 
-const path = require('node:path')
 const errors = require('./errors')
+const { binding } = require('./native')
 const { launch, listenersOf } = require('./core')
 const { ProcessHandle, processInfo } = require('./handle')
 const { Process } = require('./process')
 const observe = require('./observe')
-const { checkCount, checkMs, checkSignal, describe } = require('./util')
+const { checkSignal } = require('./util')
 
-const DEFAULT_RETAINED = 1024 * 1024
 /** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
 const KEEP_EXITED = 64
 
-function checkEnvObject(name, env) {
-  if (env === undefined || env === null) return {}
-  if (typeof env !== 'object' || Array.isArray(env)) {
-    throw new errors.InvalidProcessEnvironmentError(`${name} must be an object of strings, got ${describe(env)}`)
-  }
-  return env
-}
-
-/** Merges env layers into [name, value] pairs; `undefined` values drop the name. */
-function mergeEnv(...layers) {
-  const out = new Map()
-  for (const layer of layers) {
-    for (const [k, v] of Object.entries(layer)) {
-      if (v === undefined) {
-        out.delete(k)
-        continue
-      }
-      if (typeof v !== 'string') {
-        throw new errors.InvalidProcessEnvironmentError(`the value of ${k} must be a string, got ${describe(v)}`)
-      }
-      out.set(k, v)
-    }
-  }
-  return [...out]
-}
-
-/** A copy of `argv` after checking it is a non-empty array of strings with a non-empty first. */
-function checkArgv(name, argv) {
-  if (!Array.isArray(argv)) throw new errors.InvalidProcessCommandError(`${name} must be an array of strings, got ${describe(argv)}`)
-  if (argv.length === 0 || typeof argv[0] !== 'string' || argv[0] === '') {
-    throw new errors.InvalidProcessCommandError(`${name}[0] must be a non-empty string`)
-  }
-  argv.forEach((a, i) => {
-    if (typeof a !== 'string') throw new errors.InvalidProcessCommandError(`${name}[${i}] must be a string, got ${describe(a)}`)
-  })
-  return [...argv]
-}
-
 /**
- * Milliseconds as the native side takes them: whole (a fraction rounds up, so 1.5 is not refused
- * as "not an integer") and at most Number.MAX_SAFE_INTEGER (about 285,000 years: a larger finite
- * timeout cannot expire in practice, so it is treated as that).
+ * A launch request as the native side reads it: the call's own values untouched, over the
+ * environment layers and the working directory they resolve against. Only functions and
+ * AbortSignals, which the native side cannot see, are checked here.
  */
-function nativeMs(ms) {
-  return ms === undefined ? undefined : Math.min(Math.ceil(ms), Number.MAX_SAFE_INTEGER)
-}
-
-function checkLimits(limits) {
-  if (limits === undefined) return undefined
-  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) throw errors.invalidOption(`limits must be an object, got ${describe(limits)}`)
-  const out = {}
-  for (const k of ['addressSpace', 'cpuSeconds', 'openFiles', 'fileSize', 'processes']) {
-    if (limits[k] !== undefined) out[k] = checkCount(`limits.${k}`, limits[k])
-    // Leave a limit out for "unlimited"; above 2^53 - 1 the number is no longer exact.
-    if (out[k] > Number.MAX_SAFE_INTEGER) throw errors.invalidOption(`limits.${k} must be at most Number.MAX_SAFE_INTEGER, got ${describe(limits[k])}`)
-  }
-  for (const k of Object.keys(limits)) {
-    if (!(k in out) && limits[k] !== undefined) throw errors.invalidOption(`unknown limit ${JSON.stringify(k)}`)
-  }
-  return out
-}
-
-/**
- * Checks the options of a shell launch (the Mastra surface's `spawn`) and turns them into a native
- * spec. Shared by `ProcessManager.spawn` and `procvisor/mastra`, so that both faces refuse the
- * same values in the same way.
- */
-function shellSpec(command, o, { cwd, env }) {
-  if (typeof command !== 'string' || command.length === 0) {
-    throw new errors.InvalidProcessCommandError(`command must be a non-empty string, got ${describe(command)}`)
-  }
-  let retain = o.maxRetainedBytes === undefined ? DEFAULT_RETAINED : o.maxRetainedBytes
-  if (!(retain === Infinity || (typeof retain === 'number' && Number.isInteger(retain) && retain >= 0))) {
-    throw errors.invalidOption(`maxRetainedBytes must be a non-negative integer or Infinity, got ${describe(retain)}`)
-  }
-  if (retain !== Infinity && retain > Number.MAX_SAFE_INTEGER) retain = Infinity
-  const timeout = checkMs('timeout', o.timeout)
-  const grace = checkMs('gracePeriod', o.gracePeriod)
-  // Checked before anything runs: a bad value found after the spawn would leave the process behind.
-  checkSignal(o.abortSignal, 'abortSignal')
-  const listeners = listenersOf(o)
-  const stdinMode = o.stdinMode === undefined ? 'pipe' : o.stdinMode
-  if (stdinMode !== 'pipe' && stdinMode !== 'ignore') throw errors.invalidOption(`stdinMode must be 'pipe' or 'ignore', got ${describe(stdinMode)}`)
-  // `argv` (an executable and its arguments) runs without a shell; `command` is then its label.
-  const argv = o.argv === undefined ? ['/bin/sh', '-c', command] : checkArgv('argv', o.argv)
-  const spec = {
-    argv,
-    env,
-    cwd,
-    stdinPipe: stdinMode === 'pipe',
-    timeoutMs: timeout ? nativeMs(timeout) : undefined,
-    graceMs: nativeMs(grace),
-    retainBytes: retain === Infinity ? undefined : retain,
-    limits: checkLimits(o.limits),
-  }
-  return { spec, meta: { argv, cwd, command, timeout }, listeners }
+function request(command, options, layers, cwd) {
+  return { command, options, env: [{ PATH: process.env.PATH }, ...layers], cwd }
 }
 
 class ProcessManager {
@@ -118,13 +28,10 @@ class ProcessManager {
    * @param {{ env?: Record<string, string | undefined>, workingDirectory?: string }} [options]
    */
   constructor(options) {
-    const o = options === undefined || options === null ? {} : options
-    if (typeof o !== 'object') throw errors.invalidOption(`ProcessManager options must be an object, got ${describe(o)}`)
-    this.env = { ...checkEnvObject('env', o.env) }
-    if (o.workingDirectory !== undefined && typeof o.workingDirectory !== 'string') {
-      throw new errors.InvalidProcessCwdError(`workingDirectory must be a string, got ${describe(o.workingDirectory)}`)
-    }
-    this.workingDirectory = path.resolve(o.workingDirectory === undefined ? process.cwd() : o.workingDirectory)
+    // The native rules check the options and resolve the working directory.
+    this.workingDirectory = binding.managerWorkingDirectory(options)
+    /** The manager's env layer (its values are checked at each launch, where they are merged). */
+    this.env = { ...(options && options.env) }
     /**
      * @internal The one table of this manager's processes: id → { core, handle, view, mastra,
      * listed, endedAt }. `mastra`: tracked by the Mastra surface (list/get/kill/release);
@@ -142,23 +49,14 @@ class ProcessManager {
     if (this._closed) throw new errors.ProcessManagerClosedError('this process manager is closed')
   }
 
-  _resolveCwd(cwd) {
-    if (cwd === undefined || cwd === null) return this.workingDirectory
-    if (typeof cwd !== 'string') throw new errors.InvalidProcessCwdError(`cwd must be a string, got ${describe(cwd)}`)
-    return path.resolve(this.workingDirectory, cwd)
-  }
-
-  _baseEnv(callEnv) {
-    return mergeEnv({ PATH: process.env.PATH }, this.env, checkEnvObject('env', callEnv))
-  }
-
   /**
    * Launches and records a process. The launch is in `_launching` until it is recorded, so that
    * close() racing it still finds and kills it before resolving.
    */
-  async _start({ spec, meta, listeners }, mastra) {
+  async _start(face, req, listeners, mastra) {
     this._assertOpen()
-    const recorded = launch(spec, { ...meta, manager: this }, listeners).then((core) => this._track(core, mastra))
+    const meta = { command: typeof req.command === 'string' ? req.command : undefined, manager: this }
+    const recorded = launch(face, req, meta, listeners).then((core) => this._track(core, mastra))
     this._launching.add(recorded)
     const settled = () => this._launching.delete(recorded)
     recorded.then(settled, settled)
@@ -217,10 +115,11 @@ class ProcessManager {
    */
   async spawn(command, options) {
     this._assertOpen()
-    const o = options === undefined || options === null ? {} : options
-    if (typeof o !== 'object') throw errors.invalidOption(`spawn options must be an object, got ${describe(o)}`)
-    const launchSpec = shellSpec(command, o, { cwd: this._resolveCwd(o.cwd), env: this._baseEnv(o.env) })
-    const { handle } = await this._start(launchSpec, true)
+    const o = options || {}
+    // Checked before anything runs: a bad value found after the spawn would leave the process behind.
+    const listeners = listenersOf(o)
+    checkSignal(o.abortSignal, 'abortSignal')
+    const { handle } = await this._start('shell', request(command, options, [this.env], this.workingDirectory), listeners, true)
     if (o.abortSignal) {
       const signal = o.abortSignal
       if (signal.aborted) handle.kill()
@@ -268,23 +167,7 @@ class ProcessManager {
    */
   async exec(command, options) {
     this._assertOpen()
-    if (!Array.isArray(command)) throw new errors.InvalidProcessCommandError(`command must be an argv array, got ${describe(command)}`)
-    const argv = Object.freeze(checkArgv('command', command))
-    const o = options === undefined || options === null ? {} : options
-    if (typeof o !== 'object') throw errors.invalidOption(`exec options must be an object, got ${describe(o)}`)
-    const timeout = checkMs('timeout', o.timeout)
-    const cwd = this._resolveCwd(o.cwd)
-    const spec = {
-      argv: [...argv],
-      env: this._baseEnv(o.env),
-      cwd,
-      stdinPipe: false,
-      timeoutMs: timeout ? nativeMs(timeout) : undefined,
-      graceMs: nativeMs(checkMs('gracePeriod', o.gracePeriod)),
-      retainBytes: 0,
-      limits: checkLimits(o.limits),
-    }
-    const record = await this._start({ spec, meta: { argv, cwd, timeout }, listeners: [] }, false)
+    const record = await this._start('argv', request(command, options, [this.env], this.workingDirectory), [], false)
     return this._view(record)
   }
 
@@ -327,4 +210,4 @@ class ProcessManager {
   }
 }
 
-module.exports = { ProcessManager, mergeEnv, shellSpec }
+module.exports = { ProcessManager, request }

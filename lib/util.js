@@ -3,23 +3,12 @@
 
 const { invalidOption, ProcessAbortedError } = require('./errors')
 
-/** A non-negative integer (or undefined). `name` is used in the message. */
-function checkCount(name, v, { allowInfinity = false } = {}) {
-  if (v === undefined) return undefined
-  if (allowInfinity && v === Infinity) return Infinity
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-    throw invalidOption(`${name} must be a non-negative integer${allowInfinity ? ' or Infinity' : ''}, got ${describe(v)}`)
-  }
-  return v
-}
-
-/** A non-negative finite number of milliseconds (or undefined). */
+/** A duration in milliseconds, or undefined when absent: the native rule, shared by every face. */
 function checkMs(name, v) {
-  if (v === undefined || v === null) return undefined
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-    throw invalidOption(`${name} must be a non-negative finite number of milliseconds, got ${describe(v)}`)
-  }
-  return v
+  // Required lazily: the addon loads this module first (errors), then is loaded itself.
+  const { binding } = require('./native')
+  const ms = binding.checkDuration(name, v)
+  return ms === null ? undefined : ms
 }
 
 function describe(v) {
@@ -82,4 +71,4 @@ function raceAbort(promise, signal) {
   })
 }
 
-module.exports = { checkCount, checkMs, checkSignal, describe, boundedWait, raceAbort, abortError }
+module.exports = { checkMs, checkSignal, describe, boundedWait, raceAbort, abortError }

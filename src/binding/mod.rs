@@ -4,9 +4,9 @@
 
 mod bytes;
 mod error;
-mod options;
 mod process;
 mod realm;
+mod value;
 
 pub use process::*;
 pub use realm::*;

@@ -7,17 +7,18 @@
 
 use super::bytes::JsBytes;
 use super::error::{invalid, js_error};
-use super::options::{to_spec, NativeSpawnOptions};
+use super::value::value_of;
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::output::TextChunk;
 use crate::core::output_log::{EventBody, ExitInfo, LogEvent, Stream};
 use crate::core::process::Process;
 use crate::core::readiness::{probe_once, Probe, ProbeResult};
+use crate::core::request::{self, Face};
 use crate::core::state::State;
 use crate::core::{cursor, group, supervisor};
-use napi::bindgen_prelude::{Buffer, PromiseRaw, Status, Unknown, ValueType};
+use napi::bindgen_prelude::{Buffer, PromiseRaw, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, JsValue};
+use napi::Env;
 use napi_derive::napi;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,6 +129,8 @@ pub struct NativeProbe {
 #[napi]
 pub struct NativeProcess {
     inner: Arc<Process>,
+    /// The `timeout` as given, for the Mastra face's timeout note.
+    timeout: Option<f64>,
 }
 
 fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
@@ -149,12 +152,7 @@ fn stream_arg(env: &Env, s: &str) -> napi::Result<Stream> {
 /// A signal as JS gave it (any value): checked by the core's one rule, with the value named in
 /// the error.
 fn signal_arg(env: &Env, v: Unknown) -> napi::Result<i32> {
-    let checked = match v.get_type()? {
-        ValueType::Number => group::check_signal(v.coerce_to_number()?.get_double()?),
-        ValueType::String => Err(CoreError::InvalidSignal(format!("{:?}", v.coerce_to_string()?.into_utf8()?.as_str()?))),
-        other => Err(CoreError::InvalidSignal(format!("{other}").to_lowercase())),
-    };
-    checked.map_err(|e| js_error(env, e))
+    group::signal_of(&value_of(&v)?).map_err(|e| js_error(env, e))
 }
 
 /// Checks a signal (any JS value) by the core's rule without sending it; returns it as an
@@ -213,20 +211,41 @@ fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
     })
 }
 
-/// Spawns a process (off the JS thread) and starts supervising it. `onWake`, when given, is called
-/// whenever new output is ready for `pumpDrain()`; while it is installed the child is slowed down
-/// rather than letting the pump lose output.
+/// Spawns a process (off the JS thread) and starts supervising it. `face` is `'shell'` (the
+/// Mastra surface's `spawn`) or `'argv'` (the Processes API's `exec`); `request` is
+/// `{ command, options, env: [layers], cwd }` as the user gave them: the core reads their meaning.
+/// `onWake`, when given, is called whenever new output is ready for `pumpDrain()`; while it is
+/// installed the child is slowed down rather than letting the pump lose output.
 #[napi(ts_return_type = "Promise<NativeProcess>")]
 pub fn spawn_process<'env>(
     env: &'env Env,
-    options: NativeSpawnOptions,
+    face: String,
+    request: Unknown<'_>,
+    owner: u32,
     on_wake: Option<WakeFn>,
 ) -> napi::Result<PromiseRaw<'env, NativeProcess>> {
-    let owner = options.owner as u64;
-    let spec = to_spec(options);
+    let face = if face == "shell" { Face::Shell } else { Face::Argv };
+    let launch = request::parse(face, &value_of(&request)?).map_err(|e| js_error(env, e))?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let pump = on_wake.map(wake_fn);
-    promise(env, async move { supervisor::spawn_with_pump(spec?, id, owner, pump) }, |inner| NativeProcess { inner })
+    let timeout = launch.timeout;
+    promise(env, async move { supervisor::spawn_with_pump(launch.spec, id, owner as u64, pump) }, move |inner| {
+        NativeProcess { inner, timeout }
+    })
+}
+
+/// Checks `ProcessManager` options by the core's rules; returns the working directory, resolved.
+#[napi]
+pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    request::manager(&value_of(&options)?, &cwd).map(|p| p.display().to_string()).map_err(|e| js_error(env, e))
+}
+
+/// Checks a duration in milliseconds by the core's rule (absent, or a non-negative finite
+/// number); returns it, or `undefined` when absent.
+#[napi]
+pub fn check_duration(env: &Env, name: String, value: Unknown<'_>) -> napi::Result<Option<f64>> {
+    request::duration(&name, &value_of(&value)?).map_err(|e| js_error(env, e))
 }
 
 /// One readiness probe of `127.0.0.1:port` / `[::1]:port`: TCP connect, or an HTTP GET whose
@@ -302,6 +321,24 @@ impl NativeProcess {
     #[napi(getter)]
     pub fn pid(&self) -> u32 {
         self.inner.pid
+    }
+
+    /// The argv that was launched (for a shell command: `/bin/sh`, `-c`, the command).
+    #[napi(getter)]
+    pub fn argv(&self) -> Vec<String> {
+        self.inner.argv.clone()
+    }
+
+    /// The working directory, resolved.
+    #[napi(getter)]
+    pub fn cwd(&self) -> String {
+        self.inner.cwd.display().to_string()
+    }
+
+    /// The `timeout` in milliseconds as it was given, if there is one.
+    #[napi(getter)]
+    pub fn timeout_ms(&self) -> Option<f64> {
+        self.timeout
     }
 
     #[napi(getter)]

@@ -2,6 +2,7 @@
 //! reach grandchildren. Whether any member is left is `liveness`'s question.
 
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::value::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessGroup {
@@ -9,17 +10,20 @@ pub struct ProcessGroup {
 }
 
 /// The one rule for signals: integers 1–64 are accepted; anything else is refused before
-/// anything is sent. Takes the number as JS has it, so that 9.5 or NaN is refused, not rounded.
+/// anything is sent.
+pub fn signal_of(v: &Value) -> CoreResult<i32> {
+    match v {
+        Value::Number(n) => check_signal(*n),
+        other => Err(CoreError::InvalidSignal(other.describe())),
+    }
+}
+
+/// `signal_of` for a number, taken as JS has it, so that 9.5 or NaN is refused, not rounded.
 pub fn check_signal(signal: f64) -> CoreResult<i32> {
     if signal.fract() == 0.0 && (1.0..=64.0).contains(&signal) {
         Ok(signal as i32)
     } else {
-        let named = match signal {
-            f64::INFINITY => "Infinity".to_string(),
-            f64::NEG_INFINITY => "-Infinity".to_string(),
-            v => v.to_string(),
-        };
-        Err(CoreError::InvalidSignal(named))
+        Err(CoreError::InvalidSignal(crate::core::value::number(signal)))
     }
 }
 

@@ -14,11 +14,13 @@ pub mod process;
 pub mod readiness;
 pub mod reaper;
 pub mod registry;
+pub mod request;
 pub mod retained;
 pub mod spawn;
 pub mod state;
 pub mod stdin;
 pub mod supervisor;
+pub mod value;
 pub mod watchdog;
 
 #[cfg(test)]

@@ -1,0 +1,362 @@
+//! What a launch means. Every rule about the values of a launch lives here, once for both faces:
+//! the command (a shell string for the Mastra surface, an argv array for the Processes API), the
+//! environment layers, the working directory, the durations, retention, stdin and limits. The
+//! JS layer hands over the values as the user gave them and checks only what Rust cannot see
+//! (functions, AbortSignals).
+
+use crate::core::command::{Limits, SpawnSpec, StdinMode};
+use crate::core::error::{CoreError, CoreResult};
+use crate::core::value::Value;
+use std::path::{Component, Path, PathBuf};
+
+/// Mastra's default retention per stream.
+const DEFAULT_RETAINED: usize = 1024 * 1024;
+/// Number.MAX_SAFE_INTEGER: above it a JS number is no longer exact.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// Which face launches: their defaults differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Face {
+    /// `spawn(command, options)`: `/bin/sh -c`, stdin a pipe, 1 MiB of text retained.
+    Shell,
+    /// `exec(argv, options)`: no shell, no stdin, no text retained (the log has the bytes).
+    Argv,
+}
+
+/// A launch, understood.
+#[derive(Debug)]
+pub struct Launch {
+    pub spec: SpawnSpec,
+    /// The `timeout` as given (milliseconds), for messages that quote it.
+    pub timeout: Option<f64>,
+}
+
+/// The meaning of one launch request:
+/// `{ command, options, env: [layers…], cwd }`, where `cwd` is the manager's working directory
+/// and `env` the layers under the call's own `options.env` (later layers win, `undefined` drops).
+pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
+    let command = req.get("command");
+    let options = req.get("options");
+    let o = match options {
+        Value::Undefined | Value::Null => &Value::Object(Vec::new()),
+        Value::Object(_) => options,
+        other => {
+            let what = if face == Face::Shell { "spawn" } else { "exec" };
+            return Err(CoreError::invalid_option(
+                "options",
+                format!("{what} options must be an object, got {}", other.describe()),
+            ));
+        }
+    };
+    let argv = match face {
+        Face::Shell => {
+            let Value::String(c) = command else {
+                return Err(CoreError::InvalidCommand(format!(
+                    "command must be a non-empty string, got {}",
+                    command.describe()
+                )));
+            };
+            if c.is_empty() {
+                return Err(CoreError::InvalidCommand("command must be a non-empty string, got \"\"".into()));
+            }
+            match o.get("argv") {
+                Value::Undefined => vec!["/bin/sh".into(), "-c".into(), c.clone()],
+                v => argv("argv", v)?,
+            }
+        }
+        Face::Argv => argv("command", command)?,
+    };
+    let base = match req.get("cwd") {
+        Value::String(s) => PathBuf::from(s),
+        other => return Err(CoreError::InvalidCwd { path: other.describe(), reason: "not a path".into() }),
+    };
+    let mut spec = SpawnSpec::new(argv, cwd(&base, o.get("cwd"))?);
+    let mut layers: Vec<&Value> = match req.get("env") {
+        Value::Array(l) => l.iter().collect(),
+        _ => Vec::new(),
+    };
+    layers.push(o.get("env"));
+    spec.env = env(&layers)?;
+    let timeout = duration("timeout", o.get("timeout"))?;
+    spec.timeout_ms = timeout.filter(|t| *t > 0.0).map(whole_ms);
+    if let Some(g) = duration("gracePeriod", o.get("gracePeriod"))? {
+        spec.grace_ms = whole_ms(g);
+    }
+    spec.limits = limits(o.get("limits"))?;
+    match face {
+        Face::Shell => {
+            spec.retain_bytes = retained(o.get("maxRetainedBytes"))?;
+            spec.stdin = match o.get("stdinMode") {
+                Value::Undefined => StdinMode::Pipe,
+                Value::String(s) if s == "pipe" => StdinMode::Pipe,
+                Value::String(s) if s == "ignore" => StdinMode::Ignore,
+                v => {
+                    return Err(CoreError::invalid_option(
+                        "stdinMode",
+                        format!("stdinMode must be 'pipe' or 'ignore', got {}", v.describe()),
+                    ))
+                }
+            };
+        }
+        Face::Argv => {
+            spec.retain_bytes = Some(0);
+            spec.stdin = StdinMode::Ignore;
+        }
+    }
+    spec.validate()?;
+    Ok(Launch { spec, timeout: timeout.filter(|t| *t > 0.0) })
+}
+
+/// The options of a `ProcessManager`: `{ env?, workingDirectory? }`. Returns the working
+/// directory, resolved against `cwd` (the Node process's). The env's values are checked at each
+/// launch, where they are merged.
+pub fn manager(v: &Value, cwd: &Path) -> CoreResult<PathBuf> {
+    match v {
+        Value::Undefined | Value::Null | Value::Object(_) => {}
+        other => {
+            return Err(CoreError::invalid_option(
+                "options",
+                format!("ProcessManager options must be an object, got {}", other.describe()),
+            ))
+        }
+    }
+    env_object(v.get("env"))?;
+    match v.get("workingDirectory") {
+        Value::Undefined => Ok(cwd.to_path_buf()),
+        Value::String(s) => Ok(resolve(cwd, s)),
+        other => {
+            Err(CoreError::InvalidCwd { path: other.describe(), reason: "workingDirectory must be a string".into() })
+        }
+    }
+}
+
+/// A non-empty argv of strings whose first entry is non-empty.
+fn argv(name: &str, v: &Value) -> CoreResult<Vec<String>> {
+    let Value::Array(items) = v else {
+        return Err(CoreError::InvalidCommand(format!(
+            "{name} must be an argv array of strings, got {}",
+            v.describe()
+        )));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::String(s) if i > 0 || !s.is_empty() => out.push(s.clone()),
+            Value::String(_) => return Err(CoreError::InvalidCommand(format!("{name}[0] must be a non-empty string"))),
+            other => {
+                return Err(CoreError::InvalidCommand(format!(
+                    "{name}[{i}] must be a string, got {}",
+                    other.describe()
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(CoreError::InvalidCommand(format!("{name}[0] must be a non-empty string")));
+    }
+    Ok(out)
+}
+
+/// An environment object: names to strings, `undefined` dropping the name.
+pub fn env_object(v: &Value) -> CoreResult<()> {
+    match v {
+        Value::Undefined | Value::Null | Value::Object(_) => Ok(()),
+        other => Err(CoreError::InvalidEnv(format!("env must be an object of strings, got {}", other.describe()))),
+    }
+}
+
+/// Merges environment layers: later layers win, `undefined` drops a name.
+fn env(layers: &[&Value]) -> CoreResult<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for layer in layers {
+        env_object(layer)?;
+        let Value::Object(props) = layer else { continue };
+        for (k, v) in props {
+            out.retain(|(name, _)| name != k);
+            match v {
+                Value::Undefined => {}
+                Value::String(s) => out.push((k.clone(), s.clone())),
+                other => {
+                    return Err(CoreError::InvalidEnv(format!(
+                        "the value of {k} must be a string, got {}",
+                        other.describe()
+                    )))
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The working directory: `cwd` resolved against `base`, as `path.resolve` would.
+fn cwd(base: &Path, v: &Value) -> CoreResult<PathBuf> {
+    match v {
+        Value::Undefined | Value::Null => Ok(base.to_path_buf()),
+        Value::String(s) => Ok(resolve(base, s)),
+        other => Err(CoreError::InvalidCwd { path: other.describe(), reason: "cwd must be a string".into() }),
+    }
+}
+
+/// `path.resolve(base, p)`: absolute, with `.` and `..` taken out lexically.
+pub fn resolve(base: &Path, p: &str) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in base.join(p).components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A duration in milliseconds: absent, or a non-negative finite number.
+pub fn duration(name: &str, v: &Value) -> CoreResult<Option<f64>> {
+    match v {
+        Value::Undefined | Value::Null => Ok(None),
+        Value::Number(n) if n.is_finite() && *n >= 0.0 => Ok(Some(*n)),
+        other => Err(CoreError::invalid_option(
+            name,
+            format!("{name} must be a non-negative finite number of milliseconds, got {}", other.describe()),
+        )),
+    }
+}
+
+/// Whole milliseconds: a fraction rounds up (1.5 is not refused as "not an integer"), and a value
+/// past Number.MAX_SAFE_INTEGER (about 285,000 years) cannot expire in practice, so it is capped.
+fn whole_ms(ms: f64) -> u64 {
+    ms.ceil().min(MAX_SAFE) as u64
+}
+
+/// Mastra's `maxRetainedBytes`: a non-negative integer or Infinity (None: keep all).
+fn retained(v: &Value) -> CoreResult<Option<usize>> {
+    match v {
+        Value::Undefined => Ok(Some(DEFAULT_RETAINED)),
+        Value::Number(n) if *n == f64::INFINITY || (n.fract() == 0.0 && *n > MAX_SAFE) => Ok(None),
+        Value::Number(n) if n.fract() == 0.0 && *n >= 0.0 => Ok(Some(*n as usize)),
+        other => Err(CoreError::invalid_option(
+            "maxRetainedBytes",
+            format!("maxRetainedBytes must be a non-negative integer or Infinity, got {}", other.describe()),
+        )),
+    }
+}
+
+fn limits(v: &Value) -> CoreResult<Limits> {
+    let props = match v {
+        Value::Undefined => return Ok(Limits::default()),
+        Value::Object(props) => props,
+        other => {
+            return Err(CoreError::invalid_option(
+                "limits",
+                format!("limits must be an object, got {}", other.describe()),
+            ))
+        }
+    };
+    let mut l = Limits::default();
+    for (k, value) in props {
+        let slot = match k.as_str() {
+            "addressSpace" => &mut l.address_space,
+            "cpuSeconds" => &mut l.cpu_seconds,
+            "openFiles" => &mut l.open_files,
+            "fileSize" => &mut l.file_size,
+            "processes" => &mut l.processes,
+            _ if *value == Value::Undefined => continue,
+            _ => return Err(CoreError::invalid_option("limits", format!("unknown limit {k:?}"))),
+        };
+        *slot = match value {
+            Value::Undefined => None,
+            // Leave a limit out for "unlimited"; above 2^53 - 1 the number is no longer exact.
+            Value::Number(n) if n.fract() == 0.0 && *n >= 0.0 && *n <= MAX_SAFE => Some(*n as u64),
+            other => {
+                return Err(CoreError::invalid_option(
+                    "limits",
+                    format!(
+                        "limits.{k} must be an integer from 0 to Number.MAX_SAFE_INTEGER, got {}",
+                        other.describe()
+                    ),
+                ))
+            }
+        };
+    }
+    Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(props: &[(&str, Value)]) -> Value {
+        Value::Object(props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    fn s(v: &str) -> Value {
+        Value::String(v.into())
+    }
+
+    fn req(command: Value, options: Value) -> Value {
+        obj(&[("command", command), ("options", options), ("cwd", s("/tmp")), ("env", Value::Array(vec![]))])
+    }
+
+    #[test]
+    fn a_shell_command_runs_under_sh_with_the_defaults() {
+        let l = parse(Face::Shell, &req(s("echo hi"), Value::Undefined)).unwrap();
+        assert_eq!(l.spec.argv, vec!["/bin/sh", "-c", "echo hi"]);
+        assert_eq!(l.spec.retain_bytes, Some(1024 * 1024));
+        assert_eq!(l.spec.stdin, StdinMode::Pipe);
+        assert_eq!(l.spec.timeout_ms, None);
+    }
+
+    #[test]
+    fn durations_round_up_and_zero_means_none() {
+        let l =
+            parse(Face::Argv, &req(Value::Array(vec![s("true")]), obj(&[("timeout", Value::Number(1.5))]))).unwrap();
+        assert_eq!(l.spec.timeout_ms, Some(2));
+        let l =
+            parse(Face::Argv, &req(Value::Array(vec![s("true")]), obj(&[("timeout", Value::Number(0.0))]))).unwrap();
+        assert_eq!(l.spec.timeout_ms, None);
+        for bad in [Value::Number(-1.0), Value::Number(f64::NAN), Value::Number(f64::INFINITY), s("100"), obj(&[])] {
+            let e = parse(Face::Argv, &req(Value::Array(vec![s("true")]), obj(&[("timeout", bad)]))).unwrap_err();
+            assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+        }
+    }
+
+    #[test]
+    fn env_layers_merge_and_undefined_drops() {
+        let layers = Value::Array(vec![obj(&[("PATH", s("/bin")), ("A", s("1"))]), obj(&[("A", s("2"))])]);
+        let r = obj(&[
+            ("command", Value::Array(vec![s("true")])),
+            ("options", obj(&[("env", obj(&[("PATH", Value::Undefined)]))])),
+            ("cwd", s("/tmp")),
+            ("env", layers),
+        ]);
+        assert_eq!(parse(Face::Argv, &r).unwrap().spec.env, vec![("A".to_string(), "2".to_string())]);
+    }
+
+    #[test]
+    fn bad_values_get_their_own_codes() {
+        let argv = |v: Value| parse(Face::Argv, &req(v, Value::Undefined)).unwrap_err().code();
+        assert_eq!(argv(s("ls")), "INVALID_PROCESS_COMMAND");
+        assert_eq!(argv(Value::Array(vec![])), "INVALID_PROCESS_COMMAND");
+        assert_eq!(argv(Value::Array(vec![s("echo"), Value::Number(5.0)])), "INVALID_PROCESS_COMMAND");
+        let opt = |o: Value| parse(Face::Shell, &req(s("true"), o)).unwrap_err().code();
+        assert_eq!(opt(Value::Number(42.0)), "INVALID_PROCESS_OPTION");
+        assert_eq!(opt(obj(&[("cwd", Value::Number(5.0))])), "INVALID_PROCESS_CWD");
+        assert_eq!(opt(obj(&[("env", Value::Array(vec![]))])), "INVALID_PROCESS_ENVIRONMENT");
+        assert_eq!(opt(obj(&[("env", obj(&[("A", Value::Null)]))])), "INVALID_PROCESS_ENVIRONMENT");
+        assert_eq!(opt(obj(&[("maxRetainedBytes", Value::Number(1.5))])), "INVALID_PROCESS_OPTION");
+        assert_eq!(opt(obj(&[("stdinMode", s("inherit"))])), "INVALID_PROCESS_OPTION");
+        assert_eq!(opt(obj(&[("limits", obj(&[("nice", Value::Number(5.0))]))])), "INVALID_PROCESS_OPTION");
+        assert_eq!(
+            opt(obj(&[("limits", obj(&[("openFiles", Value::Number(2f64.powi(64)))]))])),
+            "INVALID_PROCESS_OPTION"
+        );
+    }
+
+    #[test]
+    fn paths_resolve_as_node_does() {
+        assert_eq!(resolve(Path::new("/a/b"), "../c/./d"), PathBuf::from("/a/c/d"));
+        assert_eq!(resolve(Path::new("/a"), "/x/.."), PathBuf::from("/"));
+    }
+}
