@@ -5,18 +5,19 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::process::{Child, ExitStatus};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 use std::sync::Arc;
 
 /// Waits for the root to exit and reaps it. `pidfd` (when the platform has one) makes the wait a
-/// readiness event on the runtime's reactor.
-pub async fn wait(mut child: Child, pidfd: Option<Arc<OwnedFd>>) -> io::Result<ExitStatus> {
+/// readiness event on the runtime's reactor; without one a blocking wait runs on the blocking pool.
+pub async fn wait(pid: u32, pidfd: Option<Arc<OwnedFd>>) -> io::Result<ExitStatus> {
     if let Some(fd) = pidfd {
         // SAFETY: `fd` (an Arc) keeps the pidfd open for as long as it is registered.
         if let Ok(afd) = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
         {
             loop {
-                if let Some(st) = child.try_wait()? {
+                if let Some(st) = try_wait(pid)? {
                     return Ok(st);
                 }
                 let mut guard = afd.readable().await?;
@@ -24,7 +25,31 @@ pub async fn wait(mut child: Child, pidfd: Option<Arc<OwnedFd>>) -> io::Result<E
             }
         }
     }
-    tokio::task::spawn_blocking(move || child.wait()).await.unwrap_or_else(|e| Err(io::Error::other(e)))
+    tokio::task::spawn_blocking(move || loop {
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        let r = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
+        if r == pid as libc::pid_t {
+            return Ok(ExitStatus::from_raw(status));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    })
+    .await
+    .unwrap_or_else(|e| Err(io::Error::other(e)))
+}
+
+/// Reaps `pid` if it has exited.
+fn try_wait(pid: u32) -> io::Result<Option<ExitStatus>> {
+    let mut status = 0;
+    // SAFETY: waits for our own child without blocking.
+    match unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) } {
+        0 => Ok(None),
+        r if r == pid as libc::pid_t => Ok(Some(ExitStatus::from_raw(status))),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 /// A pidfd for `pid`, or None where there is none (not Linux, a kernel before 5.3, no such pid).

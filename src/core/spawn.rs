@@ -1,70 +1,59 @@
 //! Launching one child: the leader of a new process group, with exactly the environment given,
-//! limits set before exec, and a pidfd opened at once so that the root can be signalled and
-//! waited for by identity (never by a pid number that could be reused).
+//! limits set and (with containment) its cgroup joined before the program's first instruction,
+//! and a pidfd from the clone itself, so that the root is signalled and waited for by identity.
+//!
+//! On Linux the child is made by `clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD)`, as glibc's
+//! `posix_spawn` makes it: no copy of the Node process's page tables, however large its heap.
+//! Between the clone and `execve` the child only makes system calls on values prepared before the
+//! clone: reset signal handling, `setpgid`, join its cgroup, `chdir`, place its pipes, set limits,
+//! exec. So whatever it does cannot race the placement: it has not started yet. Elsewhere (macOS)
+//! std's `Command` spawns it, with limits in a `pre_exec`.
 
-use crate::core::command::{os_env, Limits, SpawnSpec, StdinMode};
+use crate::core::command::{Limits, SpawnSpec, StdinMode};
 use crate::core::error::{errno_name, CoreError, CoreResult};
-use crate::core::reaper;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Stdio};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
 
 /// A child that runs, with its pipe ends.
 pub(crate) struct Launched {
-    pub child: Child,
     pub pid: u32,
-    /// None where the platform has no pidfd (then the root is signalled by pid until reaped).
+    /// None where the platform has no pidfd (then the root is waited for by pid).
     pub pidfd: Option<Arc<OwnedFd>>,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
     pub stdin: Option<OwnedFd>,
 }
 
-pub(crate) fn launch(spec: &SpawnSpec) -> CoreResult<Launched> {
+/// Where the child goes before it runs: the `cgroup.procs` of its own cgroup.
+pub(crate) struct Placement<'a> {
+    pub cgroup_procs: Option<&'a OwnedFd>,
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors we own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+pub(crate) fn launch(spec: &SpawnSpec, placement: Placement<'_>) -> CoreResult<Launched> {
     spec.validate()?;
     let program = spec.resolve_program()?;
-    let mut cmd = std::process::Command::new(&program);
-    cmd.arg0(&spec.argv[0])
-        .args(&spec.argv[1..])
-        .env_clear()
-        .envs(os_env(&spec.env))
-        .current_dir(&spec.cwd)
-        .process_group(0)
-        .stdin(match spec.stdin {
-            StdinMode::Pipe => Stdio::piped(),
-            StdinMode::Ignore => Stdio::null(),
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if spec.limits != Limits::default() {
-        let limits = spec.limits;
-        // Limits are set in the child between fork and exec, so they hold from the program's
-        // first instruction and bind everything it forks. Set with prlimit() after the spawn,
-        // the child ran unlimited for about a millisecond: long enough for a shell to open
-        // descriptors past `openFiles` (seen in 2 runs out of 3), and whatever it forked then was
-        // never limited. A pre_exec closure costs the posix_spawn fast path (std forks and
-        // execs), so only the processes that ask for limits pay for it, off the JS thread.
-        // SAFETY: the closure runs in the forked child and only makes getrlimit/setrlimit
-        // syscalls, which are async-signal-safe; it neither allocates nor takes a lock.
-        unsafe {
-            cmd.pre_exec(move || {
-                set_limits(&limits);
-                Ok(())
-            });
+    let fail = |e: std::io::Error| spawn_error(spec, &program, e);
+    let (out_r, out_w) = pipe().map_err(fail)?;
+    let (err_r, err_w) = pipe().map_err(fail)?;
+    let (in_r, in_w) = match spec.stdin {
+        StdinMode::Pipe => {
+            let (r, w) = pipe().map_err(fail)?;
+            (r, Some(w))
         }
-    }
-    let mut child = cmd.spawn().map_err(|e| spawn_error(spec, &program, e))?;
-    let pid = child.id();
-    let pidfd = reaper::pidfd_open(pid).map(Arc::new);
-    Ok(Launched {
-        pid,
-        pidfd,
-        stdout: child.stdout.take().expect("stdout is piped").into(),
-        stderr: child.stderr.take().expect("stderr is piped").into(),
-        stdin: child.stdin.take().map(Into::into),
-        child,
-    })
+        StdinMode::Ignore => (std::fs::File::open("/dev/null").map_err(fail)?.into(), None),
+    };
+    let (pid, pidfd) = imp::spawn(spec, &program, [&in_r, &out_w, &err_w], placement).map_err(fail)?;
+    Ok(Launched { pid, pidfd: pidfd.map(Arc::new), stdout: out_r, stderr: err_r, stdin: in_w })
 }
 
 fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -> CoreError {
@@ -80,21 +69,25 @@ fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -
     CoreError::SpawnFailed { program: program.display().to_string(), reason: format!("{code}: {e}"), errno }
 }
 
-/// Sets each given limit as both the soft and the hard limit, capped at the current hard limit
-/// (an unprivileged process cannot raise it, and its current limit is then the stricter one).
-/// Runs in the forked child before exec: syscalls only.
-fn set_limits(limits: &Limits) {
-    set_limit(libc::RLIMIT_AS, limits.address_space);
-    set_limit(libc::RLIMIT_CPU, limits.cpu_seconds);
-    set_limit(libc::RLIMIT_NOFILE, limits.open_files);
-    set_limit(libc::RLIMIT_FSIZE, limits.file_size);
-    set_limit(libc::RLIMIT_NPROC, limits.processes);
-}
-
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 type Resource = libc::__rlimit_resource_t;
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 type Resource = libc::c_int;
+
+/// Sets each given limit as both the soft and the hard limit, capped at the current hard limit
+/// (an unprivileged process cannot raise it, and its current limit is then the stricter one).
+/// Runs in the child before exec: system calls only.
+fn set_limits(limits: &Limits) {
+    for (resource, value) in [
+        (libc::RLIMIT_AS, limits.address_space),
+        (libc::RLIMIT_CPU, limits.cpu_seconds),
+        (libc::RLIMIT_NOFILE, limits.open_files),
+        (libc::RLIMIT_FSIZE, limits.file_size),
+        (libc::RLIMIT_NPROC, limits.processes),
+    ] {
+        set_limit(resource as Resource, value);
+    }
+}
 
 fn set_limit(resource: Resource, value: Option<u64>) {
     let Some(v) = value else { return };
@@ -104,5 +97,205 @@ fn set_limit(resource: Resource, value: Option<u64>) {
     unsafe {
         let max = if libc::getrlimit(resource, &mut old) == 0 { old.rlim_max.min(v) } else { v };
         libc::setrlimit(resource, &libc::rlimit { rlim_cur: max, rlim_max: max });
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::{set_limits, Placement};
+    use crate::core::command::{Limits, SpawnSpec};
+    use std::cell::RefCell;
+    use std::ffi::{c_void, CString};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// Everything the child needs, prepared before the clone: the child allocates nothing.
+    struct ChildArgs {
+        program: CString,
+        argv: Vec<*const libc::c_char>,
+        envp: Vec<*const libc::c_char>,
+        cwd: CString,
+        fds: [RawFd; 3],
+        cgroup_procs: RawFd,
+        limits: Limits,
+        has_limits: bool,
+        /// The errno of the step that failed in the child; 0 when it reached the program.
+        err: AtomicI32,
+    }
+
+    const STACK: usize = 128 * 1024;
+
+    thread_local! {
+        /// The child runs on this stack until it execs; the parent thread is suspended meanwhile
+        /// (CLONE_VFORK), so one per thread is enough.
+        static STACK_MEM: RefCell<Vec<u8>> = RefCell::new(vec![0u8; STACK]);
+    }
+
+    fn cstr(b: &[u8]) -> std::io::Result<CString> {
+        CString::new(b).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+    }
+
+    pub(super) fn spawn(
+        spec: &SpawnSpec,
+        program: &Path,
+        fds: [&OwnedFd; 3],
+        placement: Placement<'_>,
+    ) -> std::io::Result<(u32, Option<OwnedFd>)> {
+        let argv_c: Vec<CString> = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?;
+        let env_c: Vec<CString> =
+            spec.env.iter().map(|(k, v)| cstr(format!("{k}={v}").as_bytes())).collect::<Result<_, _>>()?;
+        let mut argv: Vec<*const libc::c_char> = argv_c.iter().map(|c| c.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut envp: Vec<*const libc::c_char> = env_c.iter().map(|c| c.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        let args = ChildArgs {
+            program: cstr(program.as_os_str().as_bytes())?,
+            argv,
+            envp,
+            cwd: cstr(spec.cwd.as_os_str().as_bytes())?,
+            fds: [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()],
+            cgroup_procs: placement.cgroup_procs.map_or(-1, |f| f.as_raw_fd()),
+            limits: spec.limits,
+            has_limits: spec.limits != Limits::default(),
+            err: AtomicI32::new(0),
+        };
+        let mut pidfd: libc::c_int = -1;
+        let pid = STACK_MEM.with(|stack| {
+            let mut stack = stack.borrow_mut();
+            // The stack grows down from its 16-byte aligned top.
+            let top = (stack.as_mut_ptr() as usize + STACK) & !15;
+            // SAFETY: all signals are blocked around the clone, so no handler of this process
+            // runs on the child's stack before the child has reset them; `args` outlives the
+            // child's use of it (CLONE_VFORK returns once the child has exec'd or exited).
+            unsafe {
+                let mut all: libc::sigset_t = std::mem::zeroed();
+                let mut old: libc::sigset_t = std::mem::zeroed();
+                libc::sigfillset(&mut all);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+                let pid = libc::clone(
+                    child,
+                    top as *mut c_void,
+                    libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
+                    &args as *const ChildArgs as *mut c_void,
+                    &mut pidfd as *mut libc::c_int,
+                );
+                let e = std::io::Error::last_os_error();
+                libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                if pid < 0 {
+                    Err(e)
+                } else {
+                    Ok(pid)
+                }
+            }
+        })?;
+        // SAFETY: CLONE_PIDFD stored a fresh descriptor that we own.
+        let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+        let err = args.err.load(Ordering::Acquire);
+        if err != 0 {
+            let mut status = 0;
+            // SAFETY: reaps the child that failed before its program ran.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            return Err(std::io::Error::from_raw_os_error(err));
+        }
+        Ok((pid as u32, pidfd))
+    }
+
+    /// The child, between the clone and the exec. System calls only: it shares the parent's
+    /// memory, so it must not allocate, lock, or unwind.
+    extern "C" fn child(arg: *mut c_void) -> libc::c_int {
+        // SAFETY: `arg` is the parent's `ChildArgs`, alive until we exec or exit.
+        let a = unsafe { &*(arg as *const ChildArgs) };
+        let fail = |a: &ChildArgs| -> libc::c_int {
+            // SAFETY: errno of this thread; the parent reads `err` after we are gone.
+            a.err.store(unsafe { *libc::__errno_location() }.max(1), Ordering::Release);
+            unsafe { libc::_exit(127) }
+        };
+        // SAFETY (the whole block): async-signal-safe system calls on values prepared earlier.
+        unsafe {
+            // Default dispositions (Node ignores SIGPIPE and SIGXFSZ, and has handlers that must
+            // not run here), then no signal blocked: the program starts as from a shell.
+            for sig in 1..32 {
+                if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            if libc::setpgid(0, 0) != 0 {
+                return fail(a);
+            }
+            if a.cgroup_procs >= 0 && libc::write(a.cgroup_procs, b"0".as_ptr().cast(), 1) != 1 {
+                return fail(a);
+            }
+            if libc::chdir(a.cwd.as_ptr()) != 0 {
+                return fail(a);
+            }
+            // Out of the way first, so that placing one end cannot overwrite another.
+            let mut high = [-1; 3];
+            for (i, fd) in a.fds.iter().enumerate() {
+                high[i] = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 3);
+                if high[i] < 0 {
+                    return fail(a);
+                }
+            }
+            for (target, fd) in high.iter().enumerate() {
+                if libc::dup2(*fd, target as libc::c_int) < 0 {
+                    return fail(a);
+                }
+            }
+            // Last: a descriptor limit below our pipes' numbers would refuse the moves above.
+            if a.has_limits {
+                set_limits(&a.limits);
+            }
+            libc::execve(a.program.as_ptr(), a.argv.as_ptr(), a.envp.as_ptr());
+            fail(a)
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::{set_limits, Placement};
+    use crate::core::command::{os_env, Limits, SpawnSpec};
+    use std::os::fd::OwnedFd;
+    use std::os::unix::process::CommandExt;
+    use std::path::Path;
+    use std::process::Stdio;
+
+    pub(super) fn spawn(
+        spec: &SpawnSpec,
+        program: &Path,
+        fds: [&OwnedFd; 3],
+        _placement: Placement<'_>,
+    ) -> std::io::Result<(u32, Option<OwnedFd>)> {
+        let stdio = |fd: &OwnedFd| -> std::io::Result<Stdio> { Ok(Stdio::from(fd.try_clone()?)) };
+        let mut cmd = std::process::Command::new(program);
+        cmd.arg0(&spec.argv[0])
+            .args(&spec.argv[1..])
+            .env_clear()
+            .envs(os_env(&spec.env))
+            .current_dir(&spec.cwd)
+            .process_group(0)
+            .stdin(stdio(fds[0])?)
+            .stdout(stdio(fds[1])?)
+            .stderr(stdio(fds[2])?);
+        if spec.limits != Limits::default() {
+            let limits = spec.limits;
+            // SAFETY: the closure runs in the forked child and only makes system calls.
+            unsafe {
+                cmd.pre_exec(move || {
+                    set_limits(&limits);
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd.spawn()?;
+        // Waited for by pid (the reaper); std's handle is not needed.
+        let pid = child.id();
+        std::mem::forget(child);
+        Ok((pid, None))
     }
 }

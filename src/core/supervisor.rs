@@ -22,7 +22,6 @@ use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
-use std::process::Child;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,7 +40,7 @@ pub fn spawn_with_pump(
     owner: u64,
     pump: Option<Box<dyn Fn() + Send + Sync>>,
 ) -> CoreResult<Arc<Process>> {
-    let launched = spawn::launch(&spec)?;
+    let launched = spawn::launch(&spec, spawn::Placement { cgroup_procs: None })?;
     watchdog::register(launched.pid as i32);
     let proc = Arc::new(Process::new(&spec, id, owner, launched.pid, launched.pidfd.clone(), launched.stdin));
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
@@ -61,7 +60,7 @@ pub fn spawn_with_pump(
     }
     let timeout = spec.timeout_ms.map(Duration::from_millis);
     let grace = Duration::from_millis(spec.grace_ms);
-    tokio::spawn(supervise(proc.clone(), launched.child, launched.pidfd, timeout, grace));
+    tokio::spawn(supervise(proc.clone(), launched.pidfd, timeout, grace));
     Ok(proc)
 }
 
@@ -76,18 +75,12 @@ fn root_exit(status: std::io::Result<std::process::ExitStatus>) -> RootExit {
 type Waiting = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Runs the process to its end. Spawned once per process, right after the launch.
-async fn supervise(
-    p: Arc<Process>,
-    child: Child,
-    pidfd: Option<Arc<OwnedFd>>,
-    timeout: Option<Duration>,
-    grace: Duration,
-) {
+async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option<Duration>, grace: Duration) {
     let group = ProcessGroup::new(p.pid as i32);
     let mut deadline = timeout.map(|t| Instant::now() + t);
     let mut kill_at: Option<Instant> = None;
     let mut changes = p.subscribe_state();
-    let exit = reaper::wait(child, pidfd);
+    let exit = reaper::wait(p.pid, pidfd);
     tokio::pin!(exit);
     let mut reaped = false;
     let mut emptied: Option<Waiting> = None;
