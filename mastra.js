@@ -25,11 +25,17 @@ const { processInfo } = require('./lib/handle.js')
 const { launch, listenersOf, mastraExitCode } = require('./lib/core.js')
 const { request } = require('./lib/manager.js')
 const { ProcessStdinUnavailableError } = require('./lib/errors.js')
+const { binding } = require('./lib/native.js')
 
 /** Mastra's `shellQuote` (not exported by @mastra/core): safe words pass, the rest is single-quoted. */
 function shellQuote(arg) {
   if (/^[a-zA-Z0-9._\-/=:@]+$/.test(arg)) return arg
   return `'${arg.replace(/'/g, "'\\''")}'`
+}
+
+/** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
+function containment() {
+  return binding.resolveContainment('auto')
 }
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
@@ -177,7 +183,7 @@ function defineMastraClasses(workspace) {
         maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
       }
       const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
-      const req = request(command, launchOptions, [envStrings(env)], path.resolve(wd))
+      const req = request(command, launchOptions, [envStrings(env)], path.resolve(wd), containment())
       handle._attach(await launch('shell', req, { command }, listeners))
       this._tracked.set(handle.pid, handle)
       return handle

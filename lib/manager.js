@@ -19,8 +19,8 @@ const KEEP_EXITED = 64
  * environment layers and the working directory they resolve against. Only functions and
  * AbortSignals, which the native side cannot see, are checked here.
  */
-function request(command, options, layers, cwd) {
-  return { command, options, env: [{ PATH: process.env.PATH }, ...layers], cwd }
+function request(command, options, layers, cwd, containment) {
+  return { command, options, env: [{ PATH: process.env.PATH }, ...layers], cwd, containment }
 }
 
 class ProcessManager {
@@ -30,6 +30,11 @@ class ProcessManager {
   constructor(options) {
     // The native rules check the options and resolve the working directory.
     this.workingDirectory = binding.managerWorkingDirectory(options)
+    /**
+     * How this manager contains its processes: 'cgroup' (each tree in a cgroup of its own, which
+     * reaches descendants that left the process group) or 'process-group'.
+     */
+    this.containment = binding.resolveContainment(options ? options.containment : undefined)
     /** The manager's env layer (its values are checked at each launch, where they are merged). */
     this.env = { ...(options && options.env) }
     /**
@@ -119,7 +124,7 @@ class ProcessManager {
     // Checked before anything runs: a bad value found after the spawn would leave the process behind.
     const listeners = listenersOf(o)
     checkSignal(o.abortSignal, 'abortSignal')
-    const { handle } = await this._start('shell', request(command, options, [this.env], this.workingDirectory), listeners, true)
+    const { handle } = await this._start('shell', request(command, options, [this.env], this.workingDirectory, this.containment), listeners, true)
     if (o.abortSignal) {
       const signal = o.abortSignal
       if (signal.aborted) handle.kill()
@@ -130,9 +135,12 @@ class ProcessManager {
     return handle
   }
 
-  /** Every tracked handle, running or exited (until released or pruned by `get`). */
+  /**
+   * Every tracked handle, running or exited (until released or pruned by `get`), with the tree's
+   * CPU time (`cpuTimeMs`) and memory peak where its cgroup measures them.
+   */
   async list() {
-    return [...this._records.values()].filter((r) => r.mastra).map((r) => processInfo(r.handle))
+    return [...this._records.values()].filter((r) => r.mastra).map((r) => observe.addUsage(processInfo(r.handle), r.core.native))
   }
 
   /** The handle for `pid`; after the process exited, the first `get` returns it and forgets it. */
@@ -167,7 +175,7 @@ class ProcessManager {
    */
   async exec(command, options) {
     this._assertOpen()
-    const record = await this._start('argv', request(command, options, [this.env], this.workingDirectory), [], false)
+    const record = await this._start('argv', request(command, options, [this.env], this.workingDirectory, this.containment), [], false)
     return this._view(record)
   }
 

@@ -36,8 +36,18 @@ function status(core) {
   const native = core.native
   const st = native.state()
   const base = { id: native.id, pid: native.pid, command: core.argv, cwd: core.cwd, startedAt: iso(native.startedAtMs) }
+  addUsage(base, native)
   if (!st.done) return { state: 'running', ...base }
   return { state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }
+}
+
+/** CPU time and memory peak of the tree, where its cgroup measures them. */
+function addUsage(out, native) {
+  const cpu = native.cpuTimeMs
+  if (cpu !== null && cpu !== undefined) out.cpuTimeMs = cpu
+  const mem = native.memoryPeakBytes
+  if (mem !== null && mem !== undefined) out.memoryPeakBytes = mem
+  return out
 }
 
 async function waitForExit(native, opts) {
@@ -311,4 +321,4 @@ async function kill(native, signal) {
   native.signal(signal, signal === 9)
 }
 
-module.exports = { status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }
+module.exports = { addUsage, status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }

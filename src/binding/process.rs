@@ -241,6 +241,15 @@ pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Resul
     request::manager(&value_of(&options)?, &cwd).map(|p| p.display().to_string()).map_err(|e| js_error(env, e))
 }
 
+/// How a manager contains its processes, from its `containment` option (`'auto'`, `'cgroup'`,
+/// `'process-group'`): `'cgroup'` or `'process-group'`. `'cgroup'` when this Node process has no
+/// cgroup to give is an InvalidProcessOptionError that says why.
+#[napi]
+pub fn resolve_containment(env: &Env, mode: Unknown<'_>) -> napi::Result<String> {
+    let cgroups = crate::core::cgroup::parent().map(|_| ());
+    request::containment(&value_of(&mode)?, cgroups).map(str::to_string).map_err(|e| js_error(env, e))
+}
+
 /// Checks a duration in milliseconds by the core's rule (absent, or a non-negative finite
 /// number); returns it, or `undefined` when absent.
 #[napi]
@@ -339,6 +348,19 @@ impl NativeProcess {
     #[napi(getter)]
     pub fn timeout_ms(&self) -> Option<f64> {
         self.timeout
+    }
+
+    /// CPU time of the whole tree in milliseconds, when it is contained in a cgroup (the final
+    /// figure once it is over); `undefined` otherwise.
+    #[napi(getter)]
+    pub fn cpu_time_ms(&self) -> Option<f64> {
+        self.inner.cpu_time_ms()
+    }
+
+    /// The tree's memory peak in bytes, where the memory controller is enabled for its cgroup.
+    #[napi(getter)]
+    pub fn memory_peak_bytes(&self) -> Option<f64> {
+        self.inner.memory_peak_bytes()
     }
 
     #[napi(getter)]

@@ -43,6 +43,8 @@ pub struct SpawnSpec {
     pub log_max_bytes: usize,
     pub log_max_events: usize,
     pub limits: Limits,
+    /// Contain the tree in a cgroup of its own (when this Node process has one to give).
+    pub contain: bool,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 1000;

@@ -22,12 +22,16 @@ use std::time::Duration;
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const RECHECK: Duration = Duration::from_secs(5);
 
-/// Resolves once `group` has no live member.
-pub async fn wait_empty(group: ProcessGroup) {
+/// Resolves once `group` has no live member. With `cgroup` (the directory of the cgroup that
+/// contains the whole tree), the members are looked for among the cgroup's own, with no scan of
+/// `/proc` at all.
+pub async fn wait_empty(group: ProcessGroup, cgroup: Option<std::path::PathBuf>) {
     #[cfg(target_os = "linux")]
-    if linux::wait_empty(group).await {
+    if linux::wait_empty(group, cgroup).await {
         return;
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cgroup;
     poll_empty(group).await
 }
 
@@ -73,12 +77,16 @@ mod linux {
 
     /// Waits for the group to be empty. False when this mechanism cannot tell (no `/proc`), so
     /// that the caller falls back to polling.
-    pub(super) async fn wait_empty(group: ProcessGroup) -> bool {
+    pub(super) async fn wait_empty(group: ProcessGroup, cgroup: Option<std::path::PathBuf>) -> bool {
         loop {
             if !group.exists() {
                 return true;
             }
-            let Some(found) = members(group.pgid).await else {
+            let found = match &cgroup {
+                Some(dir) => cgroup_members(dir, group.pgid),
+                None => members(group.pgid).await,
+            };
+            let Some(found) = found else {
                 return false;
             };
             let mut members: Vec<Member> = Vec::with_capacity(found.len());
@@ -104,6 +112,24 @@ mod linux {
                 }
             }
         }
+    }
+
+    /// The live members of `pgid` among the members of a cgroup (which lists live processes only).
+    fn cgroup_members(dir: &std::path::Path, pgid: i32) -> Option<Found> {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).ok()?;
+        let mut found = Vec::new();
+        for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            // SAFETY: plain queries.
+            if unsafe { libc::getpgid(pid) } != pgid {
+                continue;
+            }
+            let Some(fd) = pidfd_open(pid as u32) else { continue };
+            // As in `scan`: only a pidfd whose process is (still) a member counts.
+            if unsafe { libc::getpgid(pid) } == pgid {
+                found.push((pid, fd));
+            }
+        }
+        Some(found)
     }
 
     /// The live members of `pgid`, found by the next shared scan.

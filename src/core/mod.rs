@@ -1,6 +1,7 @@
 //! The core: everything that touches processes, in plain Rust with no napi, tested by `cargo test`
 //! against real processes. The binding (`src/binding/`) only converts.
 
+pub mod cgroup;
 pub mod command;
 pub mod cursor;
 pub mod decoder;

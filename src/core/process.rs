@@ -5,6 +5,7 @@
 //! Handles share an `Arc<Process>`; the lifecycle is published through a `watch`, so any number of
 //! waiters can wait and no lock is held across an `.await`.
 
+use crate::core::cgroup::Cgroup;
 use crate::core::command::{SpawnSpec, StdinMode};
 use crate::core::error::CoreResult;
 use crate::core::group::ProcessGroup;
@@ -40,6 +41,10 @@ pub struct Process {
     /// Set once the group is empty: readers take what is buffered and stop waiting for writers
     /// outside the group.
     drain: watch::Sender<bool>,
+    /// The cgroup that contains the whole tree, when the manager contains by cgroup.
+    pub(crate) cgroup: Option<Cgroup>,
+    /// CPU time and memory peak of the tree, recorded when its cgroup is removed.
+    usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
 }
 
 impl std::fmt::Debug for Process {
@@ -56,6 +61,7 @@ impl Process {
         pid: u32,
         pidfd: Option<Arc<OwnedFd>>,
         stdin: Option<OwnedFd>,
+        cgroup: Option<Cgroup>,
     ) -> Self {
         Process {
             id,
@@ -72,6 +78,8 @@ impl Process {
             state: watch::channel(State::default()).0,
             stdin: Stdin::start(pid, spec.stdin, stdin),
             drain: watch::channel(false).0,
+            cgroup,
+            usage: Mutex::new(None),
         }
     }
 }
@@ -120,6 +128,10 @@ impl Process {
         self.drain.send_replace(true);
     }
 
+    pub(crate) fn tree_emptied(&self) {
+        self.update(|s| s.tree_empty = true);
+    }
+
     /// Records why procvisor stops the process (the first reason wins) and sends `signal`.
     pub(crate) fn stop(&self, reason: StopReason, signal: i32) -> bool {
         self.update(|s| {
@@ -143,7 +155,37 @@ impl Process {
             }
             _ => false,
         };
-        group || root
+        let tree = match &self.cgroup {
+            Some(cg) if signal == libc::SIGKILL => cg.kill(),
+            Some(cg) => cg.signal(signal),
+            None => false,
+        };
+        group || root || tree
+    }
+
+    /// Records the tree's CPU time and memory peak, then removes its (empty) cgroup.
+    pub(crate) fn release_cgroup(&self) {
+        if let Some(cg) = &self.cgroup {
+            *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some((cg.cpu_time_ms(), cg.memory_peak_bytes()));
+            cg.remove();
+        }
+    }
+
+    /// CPU time of the whole tree in milliseconds, when it is contained in a cgroup (the final
+    /// figure once it is over).
+    pub fn cpu_time_ms(&self) -> Option<f64> {
+        if let Some(u) = *self.usage.lock().unwrap_or_else(|e| e.into_inner()) {
+            return u.0;
+        }
+        self.cgroup.as_ref().and_then(Cgroup::cpu_time_ms)
+    }
+
+    /// The tree's memory peak in bytes, where the memory controller is enabled for its cgroup.
+    pub fn memory_peak_bytes(&self) -> Option<f64> {
+        if let Some(u) = *self.usage.lock().unwrap_or_else(|e| e.into_inner()) {
+            return u.1;
+        }
+        self.cgroup.as_ref().and_then(Cgroup::memory_peak_bytes)
     }
 
     // ---- output ------------------------------------------------------------------------------

@@ -103,8 +103,30 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
             spec.stdin = StdinMode::Ignore;
         }
     }
+    spec.contain = matches!(req.get("containment"), Value::String(c) if c == "cgroup");
     spec.validate()?;
     Ok(Launch { spec, timeout: timeout.filter(|t| *t > 0.0) })
+}
+
+/// How a manager contains its processes: `'auto'` (a cgroup when this Node process has one to
+/// give, else process groups), `'cgroup'` (an error when there is none, saying why) or
+/// `'process-group'`. Returns `'cgroup'` or `'process-group'`.
+pub fn containment(v: &Value, cgroups: Result<(), String>) -> CoreResult<&'static str> {
+    match v {
+        Value::Undefined => Ok(if cgroups.is_ok() { "cgroup" } else { "process-group" }),
+        Value::String(s) if s == "auto" => Ok(if cgroups.is_ok() { "cgroup" } else { "process-group" }),
+        Value::String(s) if s == "process-group" => Ok("process-group"),
+        Value::String(s) if s == "cgroup" => match cgroups {
+            Ok(()) => Ok("cgroup"),
+            Err(why) => {
+                Err(CoreError::invalid_option("containment", format!("containment 'cgroup' is not available: {why}")))
+            }
+        },
+        other => Err(CoreError::invalid_option(
+            "containment",
+            format!("containment must be 'auto', 'cgroup' or 'process-group', got {}", other.describe()),
+        )),
+    }
 }
 
 /// The options of a `ProcessManager`: `{ env?, workingDirectory? }`. Returns the working

@@ -26,7 +26,10 @@ pub struct State {
     pub root_exit: Option<RootExit>,
     pub stop: Option<StopReason>,
     pub outputs_done: bool,
+    /// No live member is left in the root's process group.
     pub group_empty: bool,
+    /// No live process is left in the tree: its cgroup when it has one, else its process group.
+    pub tree_empty: bool,
     /// The outcome as of *finished*, frozen then: what the Mastra face reports.
     pub finished: Option<ExitInfo>,
     /// Milliseconds (fractional) from spawn to *finished*.

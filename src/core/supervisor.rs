@@ -3,16 +3,19 @@
 //!
 //! Two ends, because the two faces ask different questions:
 //! - *finished* (Mastra): the root exited and both pipes were drained. Pipes held by a grandchild
-//!   no longer count once the group is empty, so a detached grandchild cannot hang `wait()`.
-//! - *done* (the Processes API): finished, and no live process is left in the group. The
+//!   no longer count once the process group is empty, so a detached grandchild cannot hang
+//!   `wait()`.
+//! - *done* (the Processes API): finished, and no live process is left in the tree: its cgroup
+//!   when it has one (descendants that left the group included), else its process group. The
 //!   terminal log event is written then, after all output.
 //!
 //! The deadline bounds the whole group, not only the root: a root that exits at once and leaves
 //! `sleep 60 &` behind is still stopped when its `timeout` expires, SIGTERM to the group (and to
 //! the root, should it have left the group), then SIGKILL after the grace period.
 
+use crate::core::cgroup::{self, Cgroup};
 use crate::core::command::SpawnSpec;
-use crate::core::error::CoreResult;
+use crate::core::error::{CoreError, CoreResult};
 use crate::core::group::ProcessGroup;
 use crate::core::output_log::{now_ms, EventBody, Stream};
 use crate::core::process::Process;
@@ -40,9 +43,20 @@ pub fn spawn_with_pump(
     owner: u64,
     pump: Option<Box<dyn Fn() + Send + Sync>>,
 ) -> CoreResult<Arc<Process>> {
-    let launched = spawn::launch(&spec, spawn::Placement { cgroup_procs: None })?;
-    watchdog::register(launched.pid as i32);
-    let proc = Arc::new(Process::new(&spec, id, owner, launched.pid, launched.pidfd.clone(), launched.stdin));
+    let cgroup = if spec.contain { Some(contain(&spec, &id)?) } else { None };
+    let launched =
+        match spawn::launch(&spec, spawn::Placement { cgroup_procs: cgroup.as_ref().map(|(_, procs)| procs) }) {
+            Ok(l) => l,
+            Err(e) => {
+                if let Some((cg, _)) = &cgroup {
+                    cg.remove();
+                }
+                return Err(e);
+            }
+        };
+    let cgroup = cgroup.map(|(cg, _)| cg);
+    watchdog::register(launched.pid as i32, cgroup.as_ref().map(|cg| cg.dir.as_path()));
+    let proc = Arc::new(Process::new(&spec, id, owner, launched.pid, launched.pidfd.clone(), launched.stdin, cgroup));
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
     if let Some(wake) = pump {
         proc.output.set_pump(wake, true);
@@ -64,6 +78,14 @@ pub fn spawn_with_pump(
     Ok(proc)
 }
 
+/// A cgroup for the process `id`, and its `cgroup.procs` for the child to join.
+fn contain(spec: &SpawnSpec, id: &str) -> CoreResult<(Cgroup, std::os::fd::OwnedFd)> {
+    let failed =
+        |reason: String, errno: Option<i32>| CoreError::SpawnFailed { program: spec.argv[0].clone(), reason, errno };
+    let parent = cgroup::parent().map_err(|why| failed(format!("no cgroup to contain it: {why}"), None))?;
+    Cgroup::create(parent, id).map_err(|e| failed(format!("cannot create its cgroup: {e}"), e.raw_os_error()))
+}
+
 fn root_exit(status: std::io::Result<std::process::ExitStatus>) -> RootExit {
     match status.map(|st| (st.code(), st.signal())) {
         Ok((Some(code), _)) => RootExit { code, signal: None },
@@ -83,24 +105,40 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
     let exit = reaper::wait(p.pid, pidfd);
     tokio::pin!(exit);
     let mut reaped = false;
-    let mut emptied: Option<Waiting> = None;
+    // The process group's emptiness ends the wait for the pipes (whatever holds them outside the
+    // group cannot hang the Mastra face's `wait()`); the tree's ends the process.
+    let mut group_left: Option<Waiting> = None;
+    let mut tree_left: Option<Waiting> = None;
 
     loop {
         // Marks the state seen, so that `changed()` below waits for the next change.
         let st = changes.borrow_and_update().clone();
-        if st.is_finished() && st.group_empty {
+        if st.is_finished() && st.tree_empty {
             break;
         }
         tokio::select! {
             status = &mut exit, if !reaped => {
                 reaped = true;
                 p.root_reaped(root_exit(status));
-                // Members outside the root may live on; from now on the group is the process.
-                emptied = Some(Box::pin(liveness::wait_empty(group)));
+                // Members outside the root may live on; from now on the tree is the process: its
+                // cgroup when it has one (escapees included), else its process group.
+                let dir = p.cgroup.as_ref().map(|cg| cg.dir.clone());
+                group_left = Some(Box::pin(liveness::wait_empty(group, dir)));
+                if p.cgroup.is_some() {
+                    let q = p.clone();
+                    tree_left = Some(Box::pin(async move { q.cgroup.as_ref().expect("checked").wait_empty().await }));
+                }
             }
-            _ = async { emptied.as_mut().expect("guarded").await }, if emptied.is_some() && !st.group_empty => {
-                emptied = None;
+            _ = async { group_left.as_mut().expect("guarded").await }, if group_left.is_some() => {
+                group_left = None;
                 p.group_emptied();
+                if p.cgroup.is_none() {
+                    p.tree_emptied();
+                }
+            }
+            _ = async { tree_left.as_mut().expect("guarded").await }, if tree_left.is_some() => {
+                tree_left = None;
+                p.tree_emptied();
             }
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
                 deadline = None;
@@ -116,6 +154,7 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
     }
     let outcome = p.state().outcome().unwrap_or_default();
     p.output.close(EventBody::Exited(outcome));
+    p.release_cgroup();
     watchdog::unregister(p.pid as i32);
     p.update(|s| {
         s.done = Some(outcome);

@@ -1,22 +1,34 @@
 //! The last line against orphans: a tiny `/bin/sh` process, in a group of its own, that holds the
 //! read end of a pipe whose write end only we hold (close-on-exec, so no child inherits it). We
-//! tell it each group we start and end; when Node dies in any way, SIGKILL included, the pipe
-//! closes and it kills every group still listed. No `pre_exec` on the spawn path (which would cost
+//! tell it each group (and cgroup) we start and end; when Node dies in any way, SIGKILL included,
+//! the pipe closes and it kills every group and cgroup still listed, then removes the cgroups. No `pre_exec` on the spawn path (which would cost
 //! a fork of the whole Node process per spawn), and no thread of ours has to survive.
 
 use std::io::Write;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+// Entries are `pid` or `pid:cgroup-dir`; `p dir` names a parent cgroup to remove at the end.
+// At the end: SIGKILL to each group, its root (should it have left the group) and its cgroup,
+// then the cgroups are removed once their members are gone.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
 pids=''
+parents=''
 while read -r op p; do
   case "$op" in
     +) pids="$pids $p" ;;
-    -) n=''; for q in $pids; do [ "$q" = "$p" ] || n="$n $q"; done; pids=$n ;;
+    -) n=''; for q in $pids; do [ "${q%%:*}" = "$p" ] || n="$n $q"; done; pids=$n ;;
+    p) parents="$parents $p" ;;
   esac
 done
-for q in $pids; do kill -9 -"$q" 2>/dev/null; done
+for q in $pids; do
+  g=${q%%:*}
+  kill -9 -"$g" "$g" 2>/dev/null
+  case $q in *:*) echo 1 > "${q#*:}/cgroup.kill" 2>/dev/null ;; esac
+done
+gone() { i=0; while ! rmdir "$1" 2>/dev/null && [ -d "$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; }
+for q in $pids; do case $q in *:*) gone "${q#*:}" ;; esac; done
+for d in $parents; do for c in "$d"/*/; do [ -d "$c" ] && echo 1 > "$c/cgroup.kill" 2>/dev/null && gone "$c"; done; gone "$d"; done
 "#;
 
 fn pipe() -> &'static Mutex<Option<ChildStdin>> {
@@ -46,8 +58,17 @@ fn send(line: &str) {
     }
 }
 
-pub fn register(pgid: i32) {
-    send(&format!("+ {pgid}\n"));
+/// Lists a process group (and its root, whose pid is the group id), with its cgroup if it has one.
+pub fn register(pgid: i32, cgroup: Option<&std::path::Path>) {
+    match cgroup {
+        Some(dir) => send(&format!("+ {pgid}:{}\n", dir.display())),
+        None => send(&format!("+ {pgid}\n")),
+    }
+}
+
+/// A parent cgroup to remove when Node is gone.
+pub fn register_parent(dir: &std::path::Path) {
+    send(&format!("p {}\n", dir.display()));
 }
 
 pub fn unregister(pgid: i32) {

@@ -1,0 +1,237 @@
+//! Containment in a cgroup (Linux, cgroup v2): every process tree in a cgroup of its own, so that
+//! a descendant that leaves its process group (`setsid`, `setpgid`, job control, a double fork)
+//! is still reached, and "the tree is empty" is an event (`cgroup.events`), not a scan.
+//!
+//! One parent cgroup per Node process (`procvisor-<pid>-<n>`) is created under a cgroup v2
+//! directory we may write: our own cgroup when it is delegated to us, or the unified mount's root
+//! when running as root. Each launch gets `<parent>/<process id>`, joined by the child before it
+//! execs (see `spawn`), and removed once the process is over. `cgroup.kill` (Linux ≥ 5.14) kills
+//! every member at once.
+
+use std::collections::HashMap;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::Notify;
+
+/// The parent cgroup of this Node process, or why there is none.
+pub fn parent() -> Result<&'static Path, String> {
+    static P: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    P.get_or_init(find_parent).as_deref().map_err(Clone::clone)
+}
+
+fn find_parent() -> Result<PathBuf, String> {
+    if !cfg!(target_os = "linux") {
+        return Err("cgroups are a Linux feature".into());
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    // Fields: id parent major:minor root mount-point options ... - fstype source options
+    let mount = mounts
+        .lines()
+        .find(|l| l.split(" - ").nth(1).is_some_and(|t| t.starts_with("cgroup2 ")))
+        .and_then(|l| l.split(' ').nth(4))
+        .ok_or("no cgroup v2 hierarchy is mounted")?;
+    let own =
+        std::fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    let own = own.lines().find_map(|l| l.strip_prefix("0::")).ok_or("this process has no cgroup v2 path")?;
+    let base = Path::new(mount).join(own.trim_start_matches('/'));
+    if !writable(&base) {
+        return Err(format!(
+            "the cgroup {} is not writable by this user (run under a delegated cgroup, e.g. systemd-run --user --scope -p Delegate=yes node app.js)",
+            base.display()
+        ));
+    }
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let parent = base.join(format!("procvisor-{}-{n}", std::process::id()));
+    std::fs::create_dir(&parent).map_err(|e| format!("cannot create the cgroup {}: {e}", parent.display()))?;
+    if !parent.join("cgroup.kill").exists() {
+        let _ = std::fs::remove_dir(&parent);
+        return Err("the kernel has no cgroup.kill (Linux 5.14 or later is needed)".into());
+    }
+    crate::core::watchdog::register_parent(&parent);
+    Ok(parent)
+}
+
+fn writable(dir: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: `c` is a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// The cgroup of one process tree.
+#[derive(Debug)]
+pub struct Cgroup {
+    pub dir: PathBuf,
+}
+
+impl Cgroup {
+    /// Creates `<parent>/<name>` and opens its `cgroup.procs`, which the child writes itself into.
+    pub fn create(parent: &Path, name: &str) -> io::Result<(Cgroup, OwnedFd)> {
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir)?;
+        let procs = match std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                return Err(e);
+            }
+        };
+        Ok((Cgroup { dir }, procs.into()))
+    }
+
+    fn read(&self, file: &str) -> io::Result<String> {
+        let mut s = String::new();
+        std::fs::File::open(self.dir.join(file))?.read_to_string(&mut s)?;
+        Ok(s)
+    }
+
+    /// SIGKILL to every member, whatever its process group or session.
+    pub fn kill(&self) -> bool {
+        std::fs::write(self.dir.join("cgroup.kill"), b"1").is_ok() && self.populated()
+    }
+
+    /// `signal` to every member; true when there was one.
+    pub fn signal(&self, signal: i32) -> bool {
+        let Ok(procs) = self.read("cgroup.procs") else { return false };
+        let mut any = false;
+        for pid in procs.lines().filter_map(|l| l.trim().parse::<libc::pid_t>().ok()) {
+            // SAFETY: plain syscall; a member listed by the cgroup is alive (or a zombie).
+            any |= unsafe { libc::kill(pid, signal) } == 0;
+        }
+        any
+    }
+
+    /// Some live process is still a member.
+    pub fn populated(&self) -> bool {
+        match self.read("cgroup.events") {
+            Ok(events) => events.lines().any(|l| l == "populated 1"),
+            Err(_) => false,
+        }
+    }
+
+    /// CPU time of every member so far, dead ones included, in milliseconds.
+    pub fn cpu_time_ms(&self) -> Option<f64> {
+        let stat = self.read("cpu.stat").ok()?;
+        let usec: f64 = stat.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()?;
+        Some(usec / 1000.0)
+    }
+
+    /// The peak of memory use, where the memory controller is enabled for this cgroup.
+    pub fn memory_peak_bytes(&self) -> Option<f64> {
+        self.read("memory.peak").ok()?.trim().parse().ok()
+    }
+
+    /// Resolves once no live process is a member: an inotify event on `cgroup.events`, shared by
+    /// every cgroup of this Node process, so that waiting costs nothing.
+    pub async fn wait_empty(&self) {
+        let Some(w) = watcher() else {
+            // No inotify: poll, slowly.
+            while self.populated() {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            return;
+        };
+        let watch = w.watch(&self.dir.join("cgroup.events"));
+        loop {
+            let notified = watch.as_ref().map(|(_, n)| n.notified());
+            tokio::pin!(notified);
+            if let Some(n) = notified.as_mut().as_pin_mut() {
+                n.enable();
+            }
+            if !self.populated() {
+                break;
+            }
+            match notified.as_pin_mut() {
+                Some(n) => n.await,
+                None => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+            }
+        }
+        if let Some((wd, _)) = watch {
+            w.unwatch(wd);
+        }
+    }
+
+    /// Removes the (empty) cgroup.
+    pub fn remove(&self) -> bool {
+        std::fs::remove_dir(&self.dir).is_ok()
+    }
+}
+
+/// One inotify descriptor for every `cgroup.events` watched, read by one task.
+struct Watcher {
+    fd: Arc<OwnedFd>,
+    waiters: Mutex<HashMap<i32, Arc<Notify>>>,
+}
+
+fn watcher() -> Option<&'static Watcher> {
+    static W: OnceLock<Option<Watcher>> = OnceLock::new();
+    W.get_or_init(|| {
+        // SAFETY: inotify_init1 returns a new descriptor or -1.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor we own.
+        let fd = Arc::new(unsafe { OwnedFd::from_raw_fd(fd) });
+        let w = Watcher { fd: fd.clone(), waiters: Mutex::new(HashMap::new()) };
+        let handle = tokio::runtime::Handle::try_current().ok()?;
+        handle.spawn(read_events(fd));
+        Some(w)
+    })
+    .as_ref()
+}
+
+impl Watcher {
+    fn watch(&self, file: &Path) -> Option<(i32, Arc<Notify>)> {
+        let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).ok()?;
+        // SAFETY: a valid path; the watch lives until `unwatch`.
+        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), libc::IN_MODIFY) };
+        if wd < 0 {
+            return None;
+        }
+        let n = self.waiters.lock().unwrap_or_else(|e| e.into_inner()).entry(wd).or_default().clone();
+        Some((wd, n))
+    }
+
+    fn unwatch(&self, wd: i32) {
+        self.waiters.lock().unwrap_or_else(|e| e.into_inner()).remove(&wd);
+        // SAFETY: removes our own watch (harmless if the cgroup is already gone).
+        unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
+    }
+}
+
+async fn read_events(fd: Arc<OwnedFd>) {
+    // SAFETY: `fd` (an Arc) stays open as long as it is registered.
+    let Ok(afd) =
+        (unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd.clone(), tokio::io::Interest::READABLE) })
+    else {
+        return;
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let Ok(mut guard) = afd.readable().await else { return };
+        loop {
+            // SAFETY: reads into our buffer.
+            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            let mut at = 0usize;
+            let header = std::mem::size_of::<libc::inotify_event>();
+            while at + header <= n as usize {
+                // SAFETY: the kernel wrote whole events; read the header unaligned.
+                let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(buf.as_ptr().add(at).cast()) };
+                if let Some(w) = watcher() {
+                    if let Some(n) = w.waiters.lock().unwrap_or_else(|e| e.into_inner()).get(&ev.wd) {
+                        n.notify_waiters();
+                    }
+                }
+                at += header + ev.len as usize;
+            }
+        }
+        guard.clear_ready();
+    }
+}
