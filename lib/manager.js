@@ -215,6 +215,7 @@ class ProcessManager {
     for (const n of natives) n.signal(9, true)
     await Promise.all(natives.map((n) => n.waitDone(10_000)))
     this._records.clear()
+    binding.trimCgroups()
   }
 }
 

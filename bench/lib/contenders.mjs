@@ -20,6 +20,8 @@ const now = () => performance.now()
 export async function openContenders() {
   const { ProcessManager } = procvisor()
   const pm = new ProcessManager({ workingDirectory: os.tmpdir() })
+  // The same launches contained by process groups only, to show what a cgroup per tree costs.
+  const pmGroups = pm.containment === 'cgroup' ? new ProcessManager({ workingDirectory: os.tmpdir(), containment: 'process-group' }) : null
   const { execa } = await import('execa')
   const { x } = await import('tinyexec')
   let sandbox = null
@@ -38,12 +40,14 @@ export async function openContenders() {
   }
   return {
     pm,
+    pmGroups,
     execa,
     x,
     sandbox,
     mastraError,
     async close() {
       await pm.close()
+      if (pmGroups) await pmGroups.close()
       if (sandbox) {
         try {
           await sandbox.destroy()
@@ -75,15 +79,15 @@ function check(code, what) {
  * The limit has `limitArgv` instead: bench/limit runs whole batches.
  */
 export function spawnContenders(ctx, form) {
-  const { pm, execa, x, sandbox } = ctx
+  const { pm, pmGroups, execa, x, sandbox } = ctx
   const argv = form === 'argv' ? ['/bin/true'] : ['/bin/sh', '-c', 'true']
   const list = []
-  const procvisorExec = (name) => ({
+  const procvisorExec = (name, m = pm) => ({
     name,
     procvisor: true,
     async run() {
       const a = now()
-      const p = pm.exec(argv)
+      const p = m.exec(argv)
       const sync = now() - a
       const proc = await p
       check(await proc.exitCode, 'procvisor exec')
@@ -92,6 +96,7 @@ export function spawnContenders(ctx, form) {
   })
   if (form === 'argv') {
     list.push(procvisorExec('procvisor exec(argv)'))
+    if (pmGroups) list.push(procvisorExec('procvisor exec(argv), process groups only', pmGroups))
   } else {
     list.push({
       name: "procvisor spawn('true')",

@@ -94,6 +94,10 @@ export function targets(res) {
       out.push([`spawn throughput ≥ 80% of the limit (${where})`, `${pvName} ÷ limit = ${ratio(pv.perSec, lim?.perSec)}`, verdict(lim ? pv.perSec / lim.perSec >= 0.8 : undefined)])
       out.push([`spawn throughput ≥ 2× child_process (${where})`, `${ratio(pv.perSec, cpR?.perSec)}`, verdict(cpR ? pv.perSec / cpR.perSec >= 2 : undefined)])
       out.push([`spawn throughput ≥ 3.5× execa (${where})`, `${ratio(pv.perSec, ex?.perSec)}`, verdict(ex ? pv.perSec / ex.perSec >= 3.5 : undefined)])
+      const groups = sp(form, k, (r) => r.name === `${pvName}, process groups only`)
+      if (groups) {
+        out.push([`spawn throughput with a cgroup per tree within 15% of without (${where})`, `${ratio(pv.perSec, groups.perSec)}`, verdict(pv.perSec / groups.perSec >= 0.85)])
+      }
     }
   }
   for (const [form, pvName] of [

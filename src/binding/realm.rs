@@ -46,3 +46,10 @@ pub fn kill_realm(realm: u32) -> u32 {
 pub fn live_process_count() -> u32 {
     registry::live_count() as u32
 }
+
+/// Removes the emptied cgroups kept for later launches; `close()` calls it so that a closed
+/// manager leaves no cgroup behind.
+#[napi]
+pub fn trim_cgroups() {
+    crate::core::cgroup::trim_pool();
+}

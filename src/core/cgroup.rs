@@ -4,8 +4,9 @@
 //!
 //! One parent cgroup per Node process (`procvisor-<pid>-<n>`) is created under a cgroup v2
 //! directory we may write: our own cgroup when it is delegated to us, or the unified mount's root
-//! when running as root. Each launch gets `<parent>/<process id>`, joined by the child before it
-//! execs (see `spawn`), and removed once the process is over. `cgroup.kill` (Linux ≥ 5.14) kills
+//! when running as root. Each launch gets a cgroup of its own under it, joined by the child
+//! before it execs (see `spawn`); once the process is over the emptied cgroup is kept for a later
+//! launch (up to `POOL` of them) or removed. `cgroup.kill` (Linux ≥ 5.14) kills
 //! every member at once.
 
 use std::collections::HashMap;
@@ -61,41 +62,80 @@ fn writable(dir: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// How many emptied cgroups are kept for the next launches: creating and removing a cgroup costs
+/// about 90 µs of kernel time, which a reused one does not pay.
+const POOL: usize = 64;
+
+fn pool() -> &'static Mutex<Vec<Cgroup>> {
+    static P: OnceLock<Mutex<Vec<Cgroup>>> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+/// Removes the emptied cgroups kept for later launches (a manager that closes leaves none).
+pub fn trim_pool() {
+    let kept = std::mem::take(&mut *pool().lock().unwrap_or_else(|e| e.into_inner()));
+    for cg in kept {
+        let _ = std::fs::remove_dir(&cg.dir);
+    }
+}
+
 /// The cgroup of one process tree.
 #[derive(Debug)]
 pub struct Cgroup {
     pub dir: PathBuf,
+    /// Its `cgroup.procs`, which the child writes itself into.
+    procs: Arc<OwnedFd>,
+    /// `usage_usec` of `cpu.stat` when this tree got the cgroup (a reused one counts on).
+    cpu_base_usec: f64,
 }
 
 impl Cgroup {
-    /// Creates `<parent>/<name>` and opens its `cgroup.procs`, which the child writes itself into.
-    pub fn create(parent: &Path, name: &str) -> io::Result<(Cgroup, OwnedFd)> {
-        let dir = parent.join(name);
+    /// An empty cgroup under `parent`: a reused one, or `<parent>/c<n>`.
+    pub fn acquire(parent: &Path) -> io::Result<Cgroup> {
+        if let Some(cg) = pool().lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(cg);
+        }
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = parent.join(format!("c{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
         std::fs::create_dir(&dir)?;
-        let procs = match std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")) {
-            Ok(f) => f,
+        match std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")) {
+            Ok(f) => Ok(Cgroup { dir, procs: Arc::new(f.into()), cpu_base_usec: 0.0 }),
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);
-                return Err(e);
+                Err(e)
             }
-        };
-        Ok((Cgroup { dir }, procs.into()))
+        }
     }
 
-    fn read(&self, file: &str) -> io::Result<String> {
-        let mut s = String::new();
-        std::fs::File::open(self.dir.join(file))?.read_to_string(&mut s)?;
-        Ok(s)
+    pub fn procs(&self) -> &OwnedFd {
+        &self.procs
+    }
+
+    /// Gives back the (empty) cgroup: kept for a later launch, or removed. Returns the tree's CPU
+    /// time and memory peak.
+    pub fn release(self) -> (Option<f64>, Option<f64>) {
+        let usage = usage_usec(&self.dir);
+        let cpu = usage.map(|u| (u - self.cpu_base_usec) / 1000.0);
+        let memory = memory_peak_bytes(&self.dir);
+        let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+        // A cgroup with memory accounting keeps its peak: it is not reused.
+        if memory.is_none() && pool.len() < POOL && !populated(&self.dir) {
+            pool.push(Cgroup { cpu_base_usec: usage.unwrap_or(0.0), ..self });
+        } else {
+            drop(pool);
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+        (cpu, memory)
     }
 
     /// SIGKILL to every member, whatever its process group or session.
     pub fn kill(&self) -> bool {
-        std::fs::write(self.dir.join("cgroup.kill"), b"1").is_ok() && self.populated()
+        std::fs::write(self.dir.join("cgroup.kill"), b"1").is_ok() && populated(&self.dir)
     }
 
     /// `signal` to every member; true when there was one.
     pub fn signal(&self, signal: i32) -> bool {
-        let Ok(procs) = self.read("cgroup.procs") else { return false };
+        let Ok(procs) = read(&self.dir, "cgroup.procs") else { return false };
         let mut any = false;
         for pid in procs.lines().filter_map(|l| l.trim().parse::<libc::pid_t>().ok()) {
             // SAFETY: plain syscall; a member listed by the cgroup is alive (or a zombie).
@@ -104,59 +144,70 @@ impl Cgroup {
         any
     }
 
-    /// Some live process is still a member.
-    pub fn populated(&self) -> bool {
-        match self.read("cgroup.events") {
-            Ok(events) => events.lines().any(|l| l == "populated 1"),
-            Err(_) => false,
-        }
-    }
-
     /// CPU time of every member so far, dead ones included, in milliseconds.
     pub fn cpu_time_ms(&self) -> Option<f64> {
-        let stat = self.read("cpu.stat").ok()?;
-        let usec: f64 = stat.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()?;
-        Some(usec / 1000.0)
+        usage_usec(&self.dir).map(|u| (u - self.cpu_base_usec) / 1000.0)
     }
 
     /// The peak of memory use, where the memory controller is enabled for this cgroup.
     pub fn memory_peak_bytes(&self) -> Option<f64> {
-        self.read("memory.peak").ok()?.trim().parse().ok()
+        memory_peak_bytes(&self.dir)
     }
+}
 
-    /// Resolves once no live process is a member: an inotify event on `cgroup.events`, shared by
-    /// every cgroup of this Node process, so that waiting costs nothing.
-    pub async fn wait_empty(&self) {
-        let Some(w) = watcher() else {
-            // No inotify: poll, slowly.
-            while self.populated() {
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
-            return;
-        };
-        let watch = w.watch(&self.dir.join("cgroup.events"));
-        loop {
-            let notified = watch.as_ref().map(|(_, n)| n.notified());
-            tokio::pin!(notified);
-            if let Some(n) = notified.as_mut().as_pin_mut() {
-                n.enable();
-            }
-            if !self.populated() {
-                break;
-            }
-            match notified.as_pin_mut() {
-                Some(n) => n.await,
-                None => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
-            }
+fn read(dir: &Path, file: &str) -> io::Result<String> {
+    let mut s = String::new();
+    std::fs::File::open(dir.join(file))?.read_to_string(&mut s)?;
+    Ok(s)
+}
+
+fn usage_usec(dir: &Path) -> Option<f64> {
+    let stat = read(dir, "cpu.stat").ok()?;
+    stat.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()
+}
+
+fn memory_peak_bytes(dir: &Path) -> Option<f64> {
+    read(dir, "memory.peak").ok()?.trim().parse().ok()
+}
+
+/// Some live process is a member of the cgroup at `dir`.
+pub fn populated(dir: &Path) -> bool {
+    match read(dir, "cgroup.events") {
+        Ok(events) => events.lines().any(|l| l == "populated 1"),
+        Err(_) => false,
+    }
+}
+
+/// Resolves once no live process is a member of the cgroup at `dir`: an inotify event on
+/// `cgroup.events`, shared by every cgroup of this Node process, so that waiting costs nothing.
+pub async fn wait_empty(dir: &Path) {
+    if !populated(dir) {
+        return;
+    }
+    let Some(w) = watcher() else {
+        // No inotify: poll, slowly.
+        while populated(dir) {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
-        if let Some((wd, _)) = watch {
-            w.unwatch(wd);
+        return;
+    };
+    let watch = w.watch(&dir.join("cgroup.events"));
+    loop {
+        let notified = watch.as_ref().map(|(_, n)| n.notified());
+        tokio::pin!(notified);
+        if let Some(n) = notified.as_mut().as_pin_mut() {
+            n.enable();
+        }
+        if !populated(dir) {
+            break;
+        }
+        match notified.as_pin_mut() {
+            Some(n) => n.await,
+            None => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
         }
     }
-
-    /// Removes the (empty) cgroup.
-    pub fn remove(&self) -> bool {
-        std::fs::remove_dir(&self.dir).is_ok()
+    if let Some((wd, _)) = watch {
+        w.unwatch(wd);
     }
 }
 

@@ -41,8 +41,10 @@ pub struct Process {
     /// Set once the group is empty: readers take what is buffered and stop waiting for writers
     /// outside the group.
     drain: watch::Sender<bool>,
-    /// The cgroup that contains the whole tree, when the manager contains by cgroup.
-    pub(crate) cgroup: Option<Cgroup>,
+    /// The cgroup that contains the whole tree, when the manager contains by cgroup, until it is
+    /// given back: a signal sent after that must not reach the cgroup's next tree.
+    cgroup: Mutex<Option<Cgroup>>,
+    pub(crate) cgroup_dir: Option<PathBuf>,
     /// CPU time and memory peak of the tree, recorded when its cgroup is removed.
     usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
 }
@@ -78,7 +80,8 @@ impl Process {
             state: watch::channel(State::default()).0,
             stdin: Stdin::start(pid, spec.stdin, stdin),
             drain: watch::channel(false).0,
-            cgroup,
+            cgroup_dir: cgroup.as_ref().map(|cg| cg.dir.clone()),
+            cgroup: Mutex::new(cgroup),
             usage: Mutex::new(None),
         }
     }
@@ -155,7 +158,7 @@ impl Process {
             }
             _ => false,
         };
-        let tree = match &self.cgroup {
+        let tree = match self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             Some(cg) if signal == libc::SIGKILL => cg.kill(),
             Some(cg) => cg.signal(signal),
             None => false,
@@ -163,11 +166,11 @@ impl Process {
         group || root || tree
     }
 
-    /// Records the tree's CPU time and memory peak, then removes its (empty) cgroup.
+    /// Records the tree's CPU time and memory peak, and gives its (empty) cgroup back.
     pub(crate) fn release_cgroup(&self) {
-        if let Some(cg) = &self.cgroup {
-            *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some((cg.cpu_time_ms(), cg.memory_peak_bytes()));
-            cg.remove();
+        let cg = self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(cg) = cg {
+            *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(cg.release());
         }
     }
 
@@ -177,7 +180,7 @@ impl Process {
         if let Some(u) = *self.usage.lock().unwrap_or_else(|e| e.into_inner()) {
             return u.0;
         }
-        self.cgroup.as_ref().and_then(Cgroup::cpu_time_ms)
+        self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(Cgroup::cpu_time_ms)
     }
 
     /// The tree's memory peak in bytes, where the memory controller is enabled for its cgroup.
@@ -185,7 +188,7 @@ impl Process {
         if let Some(u) = *self.usage.lock().unwrap_or_else(|e| e.into_inner()) {
             return u.1;
         }
-        self.cgroup.as_ref().and_then(Cgroup::memory_peak_bytes)
+        self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(Cgroup::memory_peak_bytes)
     }
 
     // ---- output ------------------------------------------------------------------------------

@@ -43,18 +43,16 @@ pub fn spawn_with_pump(
     owner: u64,
     pump: Option<Box<dyn Fn() + Send + Sync>>,
 ) -> CoreResult<Arc<Process>> {
-    let cgroup = if spec.contain { Some(contain(&spec, &id)?) } else { None };
-    let launched =
-        match spawn::launch(&spec, spawn::Placement { cgroup_procs: cgroup.as_ref().map(|(_, procs)| procs) }) {
-            Ok(l) => l,
-            Err(e) => {
-                if let Some((cg, _)) = &cgroup {
-                    cg.remove();
-                }
-                return Err(e);
+    let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
+    let launched = match spawn::launch(&spec, spawn::Placement { cgroup_procs: cgroup.as_ref().map(Cgroup::procs) }) {
+        Ok(l) => l,
+        Err(e) => {
+            if let Some(cg) = cgroup {
+                cg.release();
             }
-        };
-    let cgroup = cgroup.map(|(cg, _)| cg);
+            return Err(e);
+        }
+    };
     watchdog::register(launched.pid as i32, cgroup.as_ref().map(|cg| cg.dir.as_path()));
     let proc = Arc::new(Process::new(&spec, id, owner, launched.pid, launched.pidfd.clone(), launched.stdin, cgroup));
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
@@ -78,12 +76,12 @@ pub fn spawn_with_pump(
     Ok(proc)
 }
 
-/// A cgroup for the process `id`, and its `cgroup.procs` for the child to join.
-fn contain(spec: &SpawnSpec, id: &str) -> CoreResult<(Cgroup, std::os::fd::OwnedFd)> {
+/// An empty cgroup for a launch to join.
+fn contain(spec: &SpawnSpec) -> CoreResult<Cgroup> {
     let failed =
         |reason: String, errno: Option<i32>| CoreError::SpawnFailed { program: spec.argv[0].clone(), reason, errno };
     let parent = cgroup::parent().map_err(|why| failed(format!("no cgroup to contain it: {why}"), None))?;
-    Cgroup::create(parent, id).map_err(|e| failed(format!("cannot create its cgroup: {e}"), e.raw_os_error()))
+    Cgroup::acquire(parent).map_err(|e| failed(format!("cannot create its cgroup: {e}"), e.raw_os_error()))
 }
 
 fn root_exit(status: std::io::Result<std::process::ExitStatus>) -> RootExit {
@@ -122,17 +120,16 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
                 p.root_reaped(root_exit(status));
                 // Members outside the root may live on; from now on the tree is the process: its
                 // cgroup when it has one (escapees included), else its process group.
-                let dir = p.cgroup.as_ref().map(|cg| cg.dir.clone());
-                group_left = Some(Box::pin(liveness::wait_empty(group, dir)));
-                if p.cgroup.is_some() {
-                    let q = p.clone();
-                    tree_left = Some(Box::pin(async move { q.cgroup.as_ref().expect("checked").wait_empty().await }));
+                let dir = p.cgroup_dir.clone();
+                group_left = Some(Box::pin(liveness::wait_empty(group, dir.clone())));
+                if let Some(dir) = dir {
+                    tree_left = Some(Box::pin(async move { cgroup::wait_empty(&dir).await }));
                 }
             }
             _ = async { group_left.as_mut().expect("guarded").await }, if group_left.is_some() => {
                 group_left = None;
                 p.group_emptied();
-                if p.cgroup.is_none() {
+                if p.cgroup_dir.is_none() {
                     p.tree_emptied();
                 }
             }
