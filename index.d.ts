@@ -48,6 +48,16 @@ export interface ProcessManagerOptions {
    * {@link InvalidProcessCwdError}.
    */
   workingDirectory?: string
+  /**
+   * How processes are contained. `'cgroup'`: each process tree in a cgroup v2 of its own, so that
+   * `kill`, timeouts, `close()` and Node's death reach descendants that left the process group
+   * (`setsid`, `setpgid`, job control, a double fork), the process is `running` until the last
+   * of them is gone, and `cpuTimeMs` is measured. Needs a writable cgroup v2 directory: a
+   * delegated cgroup (`systemd-run --user --scope -p Delegate=yes node app.js`) or root; without
+   * one it is an {@link InvalidProcessOptionError} saying why. `'process-group'`: process groups
+   * only. `'auto'` (default): `'cgroup'` where available, else `'process-group'`.
+   */
+  containment?: 'auto' | 'cgroup' | 'process-group'
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,6 +115,10 @@ export interface ProcessInfo {
   running: boolean
   /** Set once exited: the process's code, 124 after a timeout, 128 when killed by a signal. */
   exitCode?: number
+  /** CPU time of the whole process tree in milliseconds (cgroup containment only; final once exited). */
+  cpuTimeMs?: number
+  /** Peak memory of the tree in bytes, where the cgroup's memory controller is enabled. */
+  memoryPeakBytes?: number
 }
 
 /** The result of {@link ProcessHandle.wait}. */
@@ -181,8 +195,9 @@ export declare class ProcessHandle {
    */
   wait(options?: WaitOptions): Promise<CommandResult>
   /**
-   * SIGKILL to the whole process group; resolves `true` at once (without waiting for the exit),
-   * `false` if the process had already exited. With a numeric `signal` (1–64) sends that signal
+   * SIGKILL to the whole process group (and tree, under cgroup containment); resolves `true` at
+   * once (without waiting for the exit) when the signal reached a process, `false` if the process
+   * had already exited or nothing was left to reach. With a numeric `signal` (1–64) sends that signal
    * instead. Any other `signal` rejects with {@link InvalidProcessSignalError}, even after exit.
    */
   kill(signal?: number): Promise<boolean>
@@ -272,13 +287,6 @@ export interface ProcessExit {
   timedOut: boolean
 }
 
-/** Why a process ended in the `error` state. */
-export interface ProcessFailure {
-  /** A stable error code, like the `code` of the error classes. */
-  code: string
-  /** A human-readable description. */
-  message: string
-}
 
 /** The fields every {@link ProcessStatus} has. */
 interface ProcessStatusBase {
@@ -292,10 +300,15 @@ interface ProcessStatusBase {
   cwd?: string
   /** When the process was started, as an ISO 8601 string. */
   startedAt: string
+  /** CPU time of the whole process tree in milliseconds (cgroup containment only; final once exited). */
+  cpuTimeMs?: number
+  /** Peak memory of the tree in bytes, where the cgroup's memory controller is enabled. */
+  memoryPeakBytes?: number
 }
 
 /**
- * A snapshot of one process. `running` until the root has exited and the whole group is gone;
+ * A snapshot of one process. `running` until the root has exited and the whole tree is gone (its process group, or its
+ * cgroup under cgroup containment);
  * then `exited`, with the root's outcome.
  */
 export type ProcessStatus =
@@ -310,17 +323,6 @@ export type ProcessStatus =
       endedAt: string
       /** How the root ended. */
       exit: ProcessExit
-    })
-  | (ProcessStatusBase & {
-      /**
-       * Supervision failed after launch. procvisor does not report this state today: a process
-       * that cannot start rejects `exec` / `spawn` with {@link ProcessSpawnFailedError} instead.
-       */
-      state: 'error'
-      /** When the failure was recorded, as an ISO 8601 string. */
-      endedAt: string
-      /** What went wrong. */
-      error: ProcessFailure
     })
 
 /** The result of {@link Process.output}: the output of the whole run and the exit. */
@@ -394,7 +396,7 @@ export type ProcessLogEvent =
       /** The raw bytes, as read (a chunk may end inside a line or a UTF-8 character). */
       data: Uint8Array
     }
-  | /** The last event: the process group is gone. The stream closes after it. */
+  | /** The last event: the process tree is gone. The stream closes after it. */
     {
       /** The last event of the log. */
       type: 'terminal'
@@ -406,19 +408,6 @@ export type ProcessLogEvent =
       timestamp: string
       /** How the root ended. */
       exit: ProcessExit
-    }
-  | /** The last event of a process whose supervision failed (see the `error` {@link ProcessStatus}). */
-    {
-      /** The last event of the log. */
-      type: 'terminal'
-      /** Supervision failed. */
-      state: 'error'
-      /** This event's position; pass it as `since` to resume after it. */
-      cursor: string
-      /** When the failure was recorded, as an ISO 8601 string. */
-      timestamp: string
-      /** What went wrong. */
-      error: ProcessFailure
     }
   | /** The reader's position was evicted from the bounded log; the stream resumes at the oldest retained event. */
     {
@@ -509,7 +498,7 @@ export declare class Process {
    * it only when needed: once read, the pending promise keeps Node alive until the process ends.
    */
   readonly exitCode: Promise<number>
-  /** A snapshot: `running` until the root has exited and the whole group is gone, then `exited`. */
+  /** A snapshot: `running` until the root has exited and the whole tree is gone, then `exited`. */
   status(): Promise<ProcessStatus>
   /**
    * A replayable, cursor-addressed stream of events from the bounded output log (1 MiB and
@@ -535,7 +524,7 @@ export declare class Process {
    */
   output(options?: ProcessOutputOptions): Promise<ProcessOutput<Uint8Array>>
   /**
-   * Waits until the root has exited and the whole process group is gone; resolves with the
+   * Waits until the root has exited and the whole tree is gone; resolves with the
    * root's outcome. Rejects with {@link ProcessWaitTimeoutError} or {@link ProcessAbortedError};
    * the process keeps running.
    */
@@ -583,6 +572,8 @@ export declare class ProcessManager {
   env: Record<string, string | undefined>
   /** Absolute default working directory. */
   readonly workingDirectory: string
+  /** How this manager contains its processes, `'auto'` resolved (see {@link ProcessManagerOptions.containment}). */
+  readonly containment: 'cgroup' | 'process-group'
 
   /**
    * Runs `command` with `/bin/sh -c` in a new process group. Resolves with the handle once started,
@@ -715,6 +706,10 @@ export declare class InvalidProcessCursorError extends ProcessError {
 export declare class ProcessSpawnFailedError extends ProcessError {
   /** Always `'PROCESS_SPAWN_FAILED'`. */
   readonly code: 'PROCESS_SPAWN_FAILED'
+  /** The OS error by its name (`'ENOENT'`, `'EACCES'`, `'E2BIG'`, `'EMFILE'`, …), when the OS refused. */
+  readonly osCode?: string
+  /** The OS error number, when the OS refused. */
+  readonly errno?: number
   /** The same code on the class, for `err.code === ProcessSpawnFailedError.code`. */
   static readonly code: 'PROCESS_SPAWN_FAILED'
 }

@@ -5,6 +5,7 @@ import {
   Process,
   InvalidProcessCwdError,
   InvalidProcessOptionError,
+  ProcessSpawnFailedError,
   type CommandResult,
   type ProcessStatus,
   type ProcessLogEvent,
@@ -47,4 +48,22 @@ export async function processesApi(pm: ProcessManager): Promise<void> {
   const code: 'INVALID_PROCESS_CWD' = e.code
   const r: RangeError = new InvalidProcessOptionError('x')
   void [text, bytes, exitCode, stream, s, code, r]
+}
+
+export async function containment(): Promise<void> {
+  const pm = new ProcessManager({ containment: 'auto' })
+  const mode: 'cgroup' | 'process-group' = pm.containment
+  // @ts-expect-error containment is one of three words
+  new ProcessManager({ containment: 'cgroups' })
+  const st: ProcessStatus = await (await pm.exec(['true'])).status()
+  const cpu: number | undefined = st.cpuTimeMs
+  const info = (await pm.list())[0]
+  const peak: number | undefined = info?.memoryPeakBytes
+  // @ts-expect-error the 'error' state does not exist
+  if (st.state === 'error') void st
+  void [mode, cpu, peak]
+}
+
+export function spawnFailure(e: unknown): string | undefined {
+  return e instanceof ProcessSpawnFailedError ? `${e.osCode} ${e.errno}` : undefined
 }
