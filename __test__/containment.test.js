@@ -11,21 +11,9 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { ProcessManager, InvalidProcessOptionError } = require('..')
-const { alive, eventually } = require('./helpers')
+const { alive, eventually, markedPids } = require('./helpers')
 const { ESCAPEES } = require('./containment-cases')
 
-/** Live pids whose environment holds PROCVISOR_MARKER=<marker>. */
-function markedPids(marker) {
-  const needle = `PROCVISOR_MARKER=${marker}`
-  const out = []
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      if (fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(needle) && alive(Number(d))) out.push(Number(d))
-    } catch {}
-  }
-  return out
-}
 
 function isSleeper(pid) {
   try {

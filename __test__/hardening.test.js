@@ -11,22 +11,10 @@ const path = require('node:path')
 const crypto = require('node:crypto')
 const { spawn, execFile, execFileSync } = require('node:child_process')
 const { ProcessManager } = require('..')
-const { alive, eventually } = require('./helpers')
+const { alive, eventually, markedPids } = require('./helpers')
 
 const WORKER_FIXTURE = path.join(__dirname, 'fixtures', 'worker-terminate.js')
 
-/** Live pids whose environment holds PROCVISOR_MARKER=<marker>. */
-function markedPids(marker) {
-  const needle = `PROCVISOR_MARKER=${marker}`
-  const out = []
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      if (fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(needle) && alive(Number(d))) out.push(Number(d))
-    } catch {}
-  }
-  return out
-}
 
 /** `{ comm, pgrp }` of a pid from /proc/<pid>/stat, or undefined once it is gone. */
 function stat(pid) {

@@ -36,9 +36,22 @@ function pidsWith(marker) {
   return out
 }
 
+/** Live pids whose environment holds PROCVISOR_MARKER=<marker>. */
+function markedPids(marker) {
+  const needle = `PROCVISOR_MARKER=${marker}`
+  const out = []
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      if (fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(needle) && alive(Number(d))) out.push(Number(d))
+    } catch {}
+  }
+  return out
+}
+
 function rssBytes() {
   const s = fs.readFileSync('/proc/self/status', 'utf8')
   return Number(/VmRSS:\s+(\d+) kB/.exec(s)[1]) * 1024
 }
 
-module.exports = { alive, eventually, pidsWith, rssBytes }
+module.exports = { alive, eventually, markedPids, pidsWith, rssBytes }

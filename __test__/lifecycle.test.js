@@ -8,23 +8,11 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const crypto = require('node:crypto')
 const { ProcessManager } = require('..')
-const { alive, eventually, rssBytes } = require('./helpers')
+const { alive, eventually, markedPids, rssBytes } = require('./helpers')
 
 const pm = new ProcessManager({ workingDirectory: '/tmp' })
 test.after(() => pm.close())
 
-/** Live pids whose environment holds PROCVISOR_MARKER=<marker>. */
-function markedPids(marker) {
-  const needle = `PROCVISOR_MARKER=${marker}`
-  const out = []
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      if (fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(needle) && alive(Number(d))) out.push(Number(d))
-    } catch {}
-  }
-  return out
-}
 
 function runFixture(mode) {
   const marker = crypto.randomUUID()
