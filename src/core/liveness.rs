@@ -8,8 +8,9 @@
 //! - the group then waits for those pidfds to become readable (the member exited), which costs
 //!   nothing while they live, and scans again only when all of them are gone, since a member may
 //!   have forked new ones;
-//! - members still alive are re-checked every `RECHECK` (one `stat` read each), because one may
-//!   have left the group (`setsid`, `setpgid`) and is then no longer ours to wait for.
+//! - members still alive are re-checked now and then, backing off to every `RECHECK` (one `stat`
+//!   read each), because one may have left the group (`setsid`, `setpgid`) and is then no longer
+//!   ours to wait for.
 //!
 //! So a group whose grandchild sleeps for an hour costs one scan and one descriptor, not a scan of
 //! every process every few milliseconds. Where `/proc` or pidfds are missing (macOS), the group is
@@ -18,9 +19,14 @@
 use crate::core::group::ProcessGroup;
 use std::time::Duration;
 
-/// How often a member that is still alive is checked for having left the group.
+/// How often, at most, a member that is still alive is checked for having left the group. The
+/// checks start at `FIRST_RECHECK` and back off to this: a member that leaves at once (a shell's
+/// `setsid cmd &`, seen by the scan before its `setsid`) is let go quickly, and one that lives on
+/// costs one `stat` read every few seconds.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const RECHECK: Duration = Duration::from_secs(5);
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const FIRST_RECHECK: Duration = Duration::from_millis(20);
 
 /// Resolves once `group` has no live member. With `cgroup` (the directory of the cgroup that
 /// contains the whole tree), the members are looked for among the cgroup's own, with no scan of
@@ -47,7 +53,7 @@ async fn poll_empty(group: ProcessGroup) {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use super::RECHECK;
+    use super::{FIRST_RECHECK, RECHECK};
     use crate::core::group::ProcessGroup;
     use crate::core::reaper::pidfd_open;
     use std::collections::HashMap;
@@ -101,12 +107,14 @@ mod linux {
                 // Only zombies are left (or nothing, since the check above).
                 return true;
             }
+            let mut recheck = FIRST_RECHECK;
             while let Some(first) = members.first() {
                 tokio::select! {
                     _ = first.fd.readable() => {
                         members.remove(0);
                     }
-                    _ = tokio::time::sleep(RECHECK) => {
+                    _ = tokio::time::sleep(recheck) => {
+                        recheck = (recheck * 2).min(RECHECK);
                         members.retain(|m| matches!(stat(m.pid), Some((pgrp, live)) if pgrp == group.pgid && live));
                     }
                 }
