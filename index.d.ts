@@ -22,6 +22,19 @@ import type { Readable, Writable } from 'node:stream'
  * the child before exec, so they hold from its first instruction and bind everything it forks.
  * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
  */
+/** The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}. */
+export interface TerminalOptions {
+  /** Columns, an integer 1–65535. Default 80. */
+  cols?: number
+  /** Rows, an integer 1–65535. Default 24. */
+  rows?: number
+  /**
+   * `TERM` for the process (letters, digits and `. _ + -`), unless the manager's or the call's
+   * `env` sets one. Default `'xterm-256color'`.
+   */
+  term?: string
+}
+
 export interface ProcessLimits {
   /** RLIMIT_AS: bytes of virtual address space. */
   addressSpace?: number
@@ -98,6 +111,12 @@ export interface SpawnProcessOptions {
   gracePeriod?: number
   /** Resource limits for this process (see {@link ProcessLimits}). */
   limits?: ProcessLimits
+  /**
+   * Runs the process on a pseudo-terminal of its own (see {@link TerminalOptions}): it leads a new
+   * session whose controlling terminal is its stdin, stdout and stderr, and everything it writes
+   * arrives as stdout (`\n` as `\r\n`, typed input echoed). `true` for 80×24 `xterm-256color`.
+   */
+  pty?: boolean | TerminalOptions
   /**
    * Runs this argv (executable, then arguments) without a shell instead of `/bin/sh -c command`;
    * `command` is then only the label shown by `list()`. Used for isolation wrappers.
@@ -245,6 +264,13 @@ export declare class ProcessHandle {
   waitForLog(pattern: string | RegExp, options?: WaitForLogOptions): Promise<WaitForLogResult>
   /** {@link Process.waitForPort} of this process, e.g. `handle.waitForPort(3000)` after `spawn('npm run dev')`. */
   waitForPort(port: number, options?: WaitForPortOptions): Promise<void>
+  /**
+   * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
+   * to its foreground job. `cols` and `rows` are integers 1–65535, else
+   * {@link InvalidProcessOptionError}; without a terminal {@link ProcessNoTerminalError}; after
+   * the exit {@link ProcessAlreadyExitedError}.
+   */
+  resize(cols: number, rows: number): Promise<void>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,6 +301,12 @@ export interface ExecOptions {
   gracePeriod?: number
   /** Resource limits for this process (see {@link ProcessLimits}). */
   limits?: ProcessLimits
+  /**
+   * Runs the process on a pseudo-terminal of its own (see {@link TerminalOptions}): it leads a new
+   * session whose controlling terminal is its stdin, stdout and stderr, and everything it writes
+   * arrives as stdout (`\n` as `\r\n`, typed input echoed). `true` for 80×24 `xterm-256color`.
+   */
+  pty?: boolean | TerminalOptions
 }
 
 /** How the root process ended (the outcome of the group is its root's). */
@@ -549,6 +581,13 @@ export declare class Process {
    * other `signal` rejects with {@link InvalidProcessSignalError}.
    */
   kill(signal?: number): Promise<void>
+  /**
+   * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
+   * to its foreground job. `cols` and `rows` are integers 1–65535, else
+   * {@link InvalidProcessOptionError}; without a terminal {@link ProcessNoTerminalError}; after
+   * the exit {@link ProcessAlreadyExitedError}.
+   */
+  resize(cols: number, rows: number): Promise<void>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -613,11 +652,95 @@ export declare class ProcessManager {
   /** The status of the running processes and the last 64 exited ones, oldest start first; `[]` once closed. */
   listProcesses(): Promise<ProcessStatus[]>
   /**
+   * Starts `command` (default `['/bin/sh']`) on a pseudo-terminal of its own and resolves with
+   * its {@link Terminal} once it runs. Bad values reject as for `exec` (`cols` / `rows` / `term`
+   * as in {@link TerminalOptions}); nothing is started then.
+   */
+  createTerminal(options?: CreateTerminalOptions): Promise<Terminal>
+  /** The terminal with this id, the same object every call, or `null` (unknown, no longer kept, closed manager, not a terminal). */
+  getTerminal(id: string): Promise<Terminal | null>
+  /** The status of the running terminals and of those exited that are still kept; `[]` once closed. */
+  listTerminals(): Promise<ProcessStatus[]>
+  /**
    * Kills every process of this manager and waits for them; afterwards every handle is stale
    * ({@link StaleProcessHandleError}) and new work is refused ({@link ProcessManagerClosedError}).
    * Idempotent.
    */
   close(): Promise<void>
+}
+
+/** Options of {@link ProcessManager.createTerminal}: what runs, where, and the window. */
+export interface CreateTerminalOptions extends TerminalOptions {
+  /** The program and its arguments (no shell). Default `['/bin/sh']`, interactive on the terminal. */
+  command?: ProcessCommand
+  /** Working directory, absolute or relative to the manager's (the default). */
+  cwd?: string
+  /** Environment over the manager's; `undefined` drops a name. `TERM` defaults to `term`. */
+  env?: Record<string, string | undefined>
+  /** Lifetime in milliseconds, as for `exec`. */
+  timeout?: number
+  /** Milliseconds between the timeout's SIGTERM and SIGKILL. Default 1000. */
+  gracePeriod?: number
+  /** Resource limits (see {@link ProcessLimits}). */
+  limits?: ProcessLimits
+}
+
+/** What a terminal shows, rendered from its output by a terminal emulator. Rows and columns are 0-based. */
+export interface TerminalSnapshot {
+  /** Columns of the window. */
+  cols: number
+  /** Rows of the window. */
+  rows: number
+  /** One string per row of the window, trailing blanks removed. */
+  lines: string[]
+  /** Where the cursor is. */
+  cursor: { row: number; col: number }
+  /** The window title the program set (`ESC ] 2 ; … BEL`), `''` if none. */
+  title: string
+}
+
+/**
+ * A program on a pseudo-terminal of its own, from {@link ProcessManager.createTerminal}. It is a
+ * process like any other (`getProcess(id)`, kill, `close()`, containment and the watchdog
+ * apply); its output is the terminal's, everything it printed.
+ */
+export declare class Terminal {
+  private constructor()
+  /** The id (also its process id, and the id in its cursors). */
+  readonly id: string
+  /** The OS pid of the program: the leader of the terminal's session and of its process group. */
+  readonly pid: number
+  /** ProcessStatus of the program. */
+  status(): Promise<ProcessStatus>
+  /**
+   * Types raw bytes (a string as UTF-8): `'\r'` is Enter, `'\x03'` Ctrl-C, `'\x04'` EOF at the
+   * start of a line. Resolves once written; writes keep their order. After the exit
+   * {@link ProcessAlreadyExitedError}.
+   */
+  write(data: string | Uint8Array): Promise<void>
+  /**
+   * Sets the window size (integers 1–65535, else {@link InvalidProcessOptionError}); the
+   * foreground job gets SIGWINCH and the snapshot follows. After the exit {@link ProcessAlreadyExitedError}.
+   */
+  resize(cols: number, rows: number): Promise<void>
+  /**
+   * The output as a stream of `stdout` events (then one `terminal` event at the exit), each with
+   * a cursor: `since` resumes right after one, with no gap or repeat. As {@link Process.logs}.
+   */
+  output(options?: ProcessLogsOptions): Promise<ReadableStream<ProcessLogEvent>>
+  /** Waits until the program and everything it started have exited. As {@link Process.waitForExit}. */
+  waitForExit(options?: WaitForExitOptions): Promise<ProcessExit>
+  /** Waits until the output matches `pattern`. As {@link Process.waitForLog}. */
+  waitForLog(pattern: string | RegExp, options?: WaitForLogOptions): Promise<WaitForLogResult>
+  /**
+   * SIGINT to the terminal's foreground process group (the job in front, not the shell behind
+   * it); `false` when it reached no process. After the exit {@link ProcessAlreadyExitedError}.
+   */
+  interrupt(): Promise<boolean>
+  /** SIGKILL to every process of the terminal's session; resolves with the exit once all are gone. */
+  terminate(): Promise<ProcessExit>
+  /** What the terminal shows now (also after the exit: its last screen). */
+  getSnapshot(): Promise<TerminalSnapshot>
 }
 
 /** How many supervised processes are alive in this Node process (all managers, all threads). */
@@ -768,6 +891,32 @@ export declare class ProcessOutputTruncatedError extends ProcessError {
   readonly code: 'PROCESS_OUTPUT_TRUNCATED'
   /** The same code on the class, for `err.code === ProcessOutputTruncatedError.code`. */
   static readonly code: 'PROCESS_OUTPUT_TRUNCATED'
+}
+/** `PROCESS_NO_TERMINAL`: `resize` on a process that was not started with `pty`. */
+export declare class ProcessNoTerminalError extends ProcessError {
+  /** Always `'PROCESS_NO_TERMINAL'`. */
+  readonly code: 'PROCESS_NO_TERMINAL'
+  /** The same code on the class, for `err.code === ProcessNoTerminalError.code`. */
+  static readonly code: 'PROCESS_NO_TERMINAL'
+}
+/**
+ * `SANDBOX_SNAPSHOT_FAILED`: a checkpoint of a sandbox's working directory could not be captured,
+ * restored or removed (`procvisor/mastra`'s `NativeLocalSandbox`). A failed capture leaves the
+ * previous checkpoint as it was; a failed restore leaves the working directory empty.
+ */
+export declare class SandboxSnapshotError extends ProcessError {
+  /** Always `'SANDBOX_SNAPSHOT_FAILED'`. */
+  readonly code: 'SANDBOX_SNAPSHOT_FAILED'
+  /** The same code on the class, for `err.code === SandboxSnapshotError.code`. */
+  static readonly code: 'SANDBOX_SNAPSHOT_FAILED'
+  /** The file or directory the copy failed on. */
+  readonly path?: string
+  /** The system call that failed there (`open`, `copy_file_range`, `rename`, …). */
+  readonly syscall?: string
+  /** The OS error by its symbolic name (`EACCES`, `ENOSPC`, `EFBIG`, …). */
+  readonly osCode?: string
+  /** The OS error number. */
+  readonly errno?: number
 }
 /** `INVALID_PROCESS_OPTION`: an option of the wrong type or out of range. A RangeError. */
 export declare class InvalidProcessOptionError extends RangeError {

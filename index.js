@@ -7,6 +7,7 @@ const errors = require('./lib/errors')
 const { ProcessManager } = require('./lib/manager')
 const { ProcessHandle } = require('./lib/handle')
 const { Process } = require('./lib/process')
+const { Terminal } = require('./lib/terminal')
 const { binding } = require('./lib/native')
 
 const { fromNative, invalidOption, ...errorClasses } = errors
@@ -16,4 +17,4 @@ function liveProcessCount() {
   return binding.liveProcessCount()
 }
 
-module.exports = { ProcessManager, ProcessHandle, Process, liveProcessCount, ...errorClasses }
+module.exports = { ProcessManager, ProcessHandle, Process, Terminal, liveProcessCount, ...errorClasses }

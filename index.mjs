@@ -8,6 +8,7 @@ export const {
   ProcessManager,
   ProcessHandle,
   Process,
+  Terminal,
   liveProcessCount,
   ProcessError,
   StaleProcessHandleError,
@@ -29,6 +30,8 @@ export const {
   ProcessStdinClosedError,
   ProcessStdinWriteError,
   ProcessOutputTruncatedError,
+  SandboxSnapshotError,
+  ProcessNoTerminalError,
   InvalidProcessOptionError,
 } = m
 export default m

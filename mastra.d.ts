@@ -27,10 +27,12 @@ import type {
   ProcessHandle,
   ProcessInfo,
   SandboxCloneOptions,
+  SandboxInfo,
   SandboxProcessManager,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle } from './index'
+import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from './index'
+export { SandboxSnapshotError } from './index'
 
 /**
  * Mastra's `ProcessHandle` over one procvisor process.
@@ -70,6 +72,12 @@ export declare class NativeProcessHandle extends ProcessHandle {
   sendStdin(data: string): Promise<void>
   /** Sends EOF on stdin. Idempotent; rejects after exit or when stdin was ignored. */
   closeStdin(): Promise<void>
+  /**
+   * Sets the window size of the process's terminal (spawned with `pty`); its foreground job gets
+   * SIGWINCH. Rejects with procvisor's `ProcessNoTerminalError` without a terminal,
+   * `ProcessAlreadyExitedError` after exit, `InvalidProcessOptionError` for sizes outside 1–65535.
+   */
+  resize(cols: number, rows: number): Promise<void>
   /**
    * Waits for exit and drained output. Listeners given here are removed when it settles; an
    * abort kills the process. The same result every call.
@@ -118,31 +126,152 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * to 1 MiB, and a bad value is a RangeError before anything runs. A missing `cwd` rejects with
    * `InvalidProcessCwdError` from `procvisor` (`ENOENT`); a command that is not found exits 127.
    */
-  spawn(command: string, options?: SpawnProcessOptions): Promise<NativeProcessHandle>
+  spawn(
+    command: string,
+    options?: SpawnProcessOptions & {
+      /**
+       * procvisor extension: run on a pseudo-terminal of its own (`true`: 80×24
+       * `xterm-256color`). Its output arrives as stdout; `sendStdin` types into it; `resize` sets
+       * its size. See procvisor's `TerminalOptions`.
+       */
+      pty?: boolean | TerminalOptions
+    },
+  ): Promise<NativeProcessHandle>
   /** Every tracked process, running or exited, with its `command`. */
   list(): Promise<ProcessInfo[]>
 }
 
 /**
+ * `LocalSandboxOptions`, plus the lifecycle of a hosted sandbox, locally: a maximum lifetime, a
+ * checkpoint taken on stop and restored on start. Every Mastra option keeps its meaning.
+ */
+export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
+  /**
+   * The maximum wall-clock lifetime in milliseconds from `start()`. When it is over the sandbox
+   * stops itself through the normal stop path, whatever it is doing: the `onStop` hook runs,
+   * every process is killed (a running command resolves with exit code 128, `killed: true`), a
+   * checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
+   * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
+   * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
+   * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
+   */
+  timeoutMs?: number
+  /**
+   * `stop()` captures the working directory as this sandbox's checkpoint (after its processes
+   * are killed, so none is writing), and a later `start()` whose working directory is missing or
+   * empty restores it. The checkpoint is `checkpointName`, or else a name made from `id` (the id
+   * itself when it is a valid checkpoint name). `destroy()` deletes the checkpoints this id
+   * captured. Not a boolean: `InvalidProcessOptionError`.
+   */
+  snapshotOnStop?: boolean
+}
+
+/** What the last capture or restore of a {@link NativeLocalSandbox} did. */
+export interface NativeCheckpointReport {
+  /** `'capture'` (stop with `snapshotOnStop`, or `snapshot()`) or `'restore'` (on `start()`). */
+  operation: 'capture' | 'restore'
+  /** The checkpoint's name. */
+  name: string
+  /** Regular files copied. */
+  files: number
+  /** Directories made (the root not counted). */
+  directories: number
+  /** Symbolic links copied as links (never followed). */
+  symlinks: number
+  /** Bytes of file data. */
+  bytes: number
+  /** Files cloned (`FICLONE`, on filesystems with reflinks): no data was copied for them. */
+  reflinked: number
+  /** Entries that hold no data to copy (sockets, FIFOs, devices): skipped, and logged as a warning. */
+  skipped: Array<{
+    /** Relative to the root of the copy. */
+    path: string
+    /** `'socket'`, `'fifo'`, `'character device'` or `'block device'`. */
+    kind: string
+  }>
+  /** Wall time of the copy in milliseconds. */
+  durationMs: number
+}
+
+/**
  * Mastra's `LocalSandbox` with {@link NativeProcessManager} as `processes`. Takes every
- * `LocalSandboxOptions`; everything else (lifecycle, mounts, isolation, checkpoints, instructions,
- * `setEnv`) is Mastra's `LocalSandbox`.
+ * `LocalSandboxOptions`; everything else (lifecycle, mounts, isolation, instructions, `setEnv`) is
+ * Mastra's `LocalSandbox`, with three additions:
+ *
+ * - **A lifetime** (`timeoutMs`): see {@link NativeLocalSandboxOptions.timeoutMs}.
+ * - **Native checkpoints.** Every capture and restore (`snapshot()`, the restore in `start()`,
+ *   `snapshotOnStop`) runs in procvisor's native copier, off the JS thread, in Mastra's layout
+ *   (`checkpointsDirectory/<name>`, copied to a temporary sibling and renamed into place), so a
+ *   checkpoint of Mastra's `LocalSandbox` restores here and the reverse. Modes, mtimes, empty
+ *   directories and symlinks (as links, never followed) are kept; sockets and FIFOs are skipped
+ *   and reported ({@link NativeLocalSandbox.lastCheckpoint}). A failure rejects with
+ *   `SandboxSnapshotError` naming the path, and leaves the previous checkpoint intact (a failed
+ *   restore leaves the working directory empty).
+ * - **Reconnect by id.** A second object with the same `id` and working directory, started while
+ *   the first runs in this Node process, joins it: `start()` resolves `{ outcome: 'connected' }`
+ *   (as Mastra reports for an existing working directory), `processes.list()` / `get(pid)` /
+ *   `kill(pid)` see the same processes with their output so far, and the lifetime is the running
+ *   sandbox's. Stopping or destroying either stops both (each runs its own `onStop` hook). A
+ *   different `id` is a different sandbox.
  */
 export declare class NativeLocalSandbox extends MastraLocalSandbox {
-  /** Mastra's `LocalSandbox` constructor, with the same options; starts nothing. */
-  constructor(options?: LocalSandboxOptions)
+  /**
+   * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
+   * `snapshotOnStop`; starts nothing. A bad `timeoutMs` or `snapshotOnStop` throws
+   * `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`).
+   */
+  constructor(options?: NativeLocalSandboxOptions)
   /**
    * The sandbox's process manager, bound to this sandbox: it follows the sandbox's working
-   * directory, environment (including `setEnv`) and isolation.
+   * directory, environment (including `setEnv`) and isolation. Objects joined by id share its
+   * tracked processes.
    */
   readonly processes: NativeProcessManager<MastraLocalSandbox>
+  /** The maximum lifetime from `start()` in milliseconds, if one was given. */
+  readonly timeoutMs: number | undefined
+  /** Whether `stop()` captures the working directory as this sandbox's checkpoint. */
+  readonly snapshotOnStop: boolean
+  /**
+   * The checkpoint restored on `start()` and captured by `snapshot()`: `checkpointName`, or with
+   * `snapshotOnStop` one made from `id`; `undefined` when there is none.
+   */
+  readonly checkpointName: string | undefined
+  /** When the running sandbox's lifetime ends; `undefined` when it is not running or has none. */
+  readonly expiresAt: Date | undefined
+  /** What the last capture or restore by this object did; `undefined` before the first. */
+  readonly lastCheckpoint: NativeCheckpointReport | undefined
   /**
    * Mastra's built-in `executeCommand` over `this.processes`: args POSIX-quoted onto the command
    * line, stdin ignored, all output retained unless `maxRetainedBytes` is given, the handle
    * released afterwards (`processes.list()` stays empty), `command` set to the full command line.
    */
   executeCommand(command: string, args?: string[], options?: ExecuteCommandOptions): Promise<CommandResult>
-  /** `LocalSandbox.clone()` that returns a `NativeLocalSandbox` (same fields as Mastra's). */
+  /**
+   * Mastra's `snapshot()` (the same result), with the copy done natively: captures to
+   * `checkpointName`, a no-op without one; captures run one at a time. Rejects with
+   * `SandboxSnapshotError`, the previous checkpoint then intact.
+   */
+  snapshot(): Promise<void>
+  /**
+   * Mastra's `stop()` (every process killed, mounts unmounted), then the capture when
+   * `snapshotOnStop` is set. Objects joined to the same running sandbox are stopped too.
+   */
+  stop(): Promise<void>
+  /**
+   * Mastra's `destroy()`, then the checkpoints this `id` captured are deleted: only those it
+   * captured itself (recorded in `checkpointsDirectory/.owner-<name>`) and that nobody captured
+   * over since. `_destroy()` on a sandbox never started deletes them too.
+   */
+  destroy(): Promise<void>
+  /**
+   * Mastra's `getInfo()`; while a lifetime runs, `timeoutAt` (a Date, Mastra's field for it) and
+   * `metadata.expiresAt` (ISO 8601) say when it ends.
+   */
+  getInfo(): Promise<SandboxInfo>
+  /**
+   * `LocalSandbox.clone()` that returns a `NativeLocalSandbox` (same fields as Mastra's, plus
+   * `timeoutMs` and `snapshotOnStop`; a clone with another id captures under its own name).
+   */
   clone(options?: SandboxCloneOptions): NativeLocalSandbox
 }
 

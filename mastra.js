@@ -24,8 +24,10 @@ const { ProcessHandle: CoreProcessHandle } = require('./lib/handle.js')
 const { processInfo } = require('./lib/handle.js')
 const { launch, listenersOf, mastraExitCode } = require('./lib/core.js')
 const { request } = require('./lib/manager.js')
-const { ProcessStdinUnavailableError } = require('./lib/errors.js')
+const { ProcessStdinUnavailableError, SandboxSnapshotError } = require('./lib/errors.js')
 const { binding } = require('./lib/native.js')
+const fsp = require('node:fs/promises')
+const crypto = require('node:crypto')
 
 /** Mastra's `shellQuote` (not exported by @mastra/core): safe words pass, the rest is single-quoted. */
 function shellQuote(arg) {
@@ -43,6 +45,80 @@ function envStrings(env) {
   const out = {}
   for (const [k, v] of Object.entries(env || {})) out[k] = v === undefined ? undefined : String(v)
   return out
+}
+
+// ---- NativeLocalSandbox's lifetime, reconnection and checkpoints ------------------------------
+
+/**
+ * The running sandboxes of this Node process, by id and resolved working directory. A sandbox
+ * started while another with the same pair runs joins it (its processes and its lifetime)
+ * rather than starting a second one. Module-level, so the CommonJS and ES module entries share it.
+ */
+const runningSandboxes = new Map()
+
+/** setTimeout's longest delay; a longer lifetime is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** One running sandbox, shared by every NativeLocalSandbox object that started into it. */
+class RunningSandbox {
+  constructor(key, timeoutMs, tracked, dismissed) {
+    this.key = key
+    this.tracked = tracked
+    this.dismissed = dismissed
+    this.members = new Set()
+    this.ended = false
+    this.destroying = false
+    /** Checkpoint names captured as this sandbox ended, so joined objects do not capture twice. */
+    this.captured = new Set()
+    this.expiresAt = timeoutMs === undefined ? undefined : Date.now() + timeoutMs
+    this.timer = undefined
+    if (this.expiresAt !== undefined) this.arm()
+  }
+
+  arm() {
+    const left = Math.max(0, this.expiresAt - Date.now())
+    this.timer = setTimeout(() => (this.expiresAt - Date.now() > 0 ? this.arm() : this.expire()), Math.min(left, MAX_TIMER_MS))
+    // An unfinished lifetime is no reason for Node to stay up.
+    this.timer.unref()
+  }
+
+  expire() {
+    this.timer = undefined
+    for (const member of [...this.members]) member._lifetimeExpired()
+  }
+
+  end() {
+    this.ended = true
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    if (runningSandboxes.get(this.key) === this) runningSandboxes.delete(this.key)
+  }
+}
+
+/**
+ * The checkpoint name of a sandbox that has none configured: its id when that is a valid name,
+ * otherwise a valid name made from it, with a hash of the id so two ids never share one.
+ */
+function checkpointNameFor(id) {
+  const text = String(id)
+  const safe = text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/\.{2,}/g, '.')
+  const name = /^[A-Za-z0-9]/.test(safe) ? safe : `sandbox-${safe}`
+  if (name === text) return name
+  return `${name}-${crypto.createHash('sha256').update(text).digest('hex').slice(0, 10)}`
+}
+
+/**
+ * Whether a checkpoint directory exists. Mastra's rule: a capture renames the old checkpoint away
+ * an instant before the new one takes its place, so a miss is tried twice more, 25 ms apart.
+ */
+async function checkpointReadable(dir) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25))
+    try {
+      return (await fsp.stat(dir)).isDirectory()
+    } catch {}
+  }
+  return false
 }
 
 /**
@@ -134,6 +210,11 @@ function defineMastraClasses(workspace) {
       await this.nativeHandle.closeStdin()
     }
 
+    /** Sets the window size of the process's terminal (spawned with `pty`). */
+    async resize(cols, rows) {
+      return this.nativeHandle.resize(cols, rows)
+    }
+
     _stdinCheck() {
       this._core.assertNotExited(this.pid)
       if (this._stdinMode === 'ignore') {
@@ -181,6 +262,7 @@ function defineMastraClasses(workspace) {
         timeout: o.timeout ? o.timeout : undefined,
         stdinMode: o.stdinMode === 'ignore' ? 'ignore' : 'pipe',
         maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
+        pty: o.pty,
       }
       const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
       const req = request(command, launchOptions, [envStrings(env)], path.resolve(wd), containment())
@@ -203,12 +285,231 @@ function defineMastraClasses(workspace) {
   class NativeLocalSandbox extends LocalSandbox {
     constructor(options) {
       const o = options || {}
+      // Before anything is built: a bad value is a typed error, not a sandbox that half works.
+      const lifecycle = binding.checkLifecycleOptions(o)
       super(o) // wires a LocalProcessManager that is replaced below and never used
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
       /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
       this._procvisorOptions = o
+      this._timeoutMs = lifecycle.timeoutMs ?? undefined
+      this._snapshotOnStop = lifecycle.snapshotOnStop
+      this._explicitCheckpointName = o.checkpointName
+      // Mastra's restore on start and snapshot() read this field: with a name they restore and capture.
+      if (this._snapshotOnStop && this._checkpointName === undefined) this._checkpointName = checkpointNameFor(this.id)
+      this._running = undefined
+      this._lastCheckpoint = undefined
+    }
+
+    /** The maximum lifetime from `start()` in milliseconds, if there is one. */
+    get timeoutMs() {
+      return this._timeoutMs
+    }
+
+    /** Whether `stop()` captures the working directory as this sandbox's checkpoint. */
+    get snapshotOnStop() {
+      return this._snapshotOnStop
+    }
+
+    /** The checkpoint this sandbox restores from and captures to: `checkpointName`, or one made from `id`. */
+    get checkpointName() {
+      return this._checkpointName
+    }
+
+    /** When the running sandbox's lifetime ends; `undefined` when it is not running or has no lifetime. */
+    get expiresAt() {
+      const at = this._running?.expiresAt
+      return at === undefined ? undefined : new Date(at)
+    }
+
+    /** What the last capture or restore of this object did (counts, bytes, skipped entries). */
+    get lastCheckpoint() {
+      return this._lastCheckpoint
+    }
+
+    /**
+     * Mastra's acquisition, with one more case: another object with this id and working directory
+     * is running in this Node process, and this one joins it (outcome `'connected'`).
+     */
+    async find(options) {
+      this._leaveRunning()
+      const key = `${this.id}\0${path.resolve(this.workingDirectory)}`
+      const found = runningSandboxes.get(key)
+      if (found && !found.ended) return found
+      // Registered before the first await, so a sandbox started meanwhile joins this one.
+      const running = new RunningSandbox(key, this._timeoutMs, this.processes._tracked, this.processes._dismissed)
+      runningSandboxes.set(key, running)
+      this._joinRunning(running)
+      return this._leavingOnError(() => super.find(options))
+    }
+
+    async connect(handle, options) {
+      if (handle instanceof RunningSandbox) {
+        this._joinRunning(handle)
+        return this._leavingOnError(() => super.connect(this.workingDirectory, options))
+      }
+      return this._leavingOnError(() => super.connect(handle, options))
+    }
+
+    async create(options) {
+      return this._leavingOnError(() => super.create(options))
+    }
+
+    /**
+     * Mastra's stop (every process killed, mounts unmounted), then, with `snapshotOnStop`, the
+     * working directory captured: after the kill, so no process is writing while it is copied.
+     * Objects that joined the same running sandbox are stopped with it.
+     */
+    async stop() {
+      const { running, ending } = this._leaveRunning({ end: true })
+      await super.stop()
+      const name = this._checkpointName
+      if (this._snapshotOnStop && !running?.destroying && !running?.captured.has(name)) {
+        running?.captured.add(name)
+        await this.snapshot()
+      }
+      if (ending) await this._stopJoined(running)
+    }
+
+    /**
+     * Mastra's destroy, which stops the joined objects too, and then deletes the checkpoints this
+     * sandbox (this id) captured. A checkpoint it did not capture, or that another sandbox has
+     * captured over since, is left alone.
+     */
+    async destroy() {
+      const { running, ending } = this._leaveRunning({ end: true })
+      if (running) running.destroying = true
+      await super.destroy()
+      if (ending) await this._stopJoined(running)
+      await this._removeOwnCheckpoints()
+    }
+
+    /** Mastra's `_destroy`; a sandbox never started here still deletes the checkpoints its id captured. */
+    async _destroy() {
+      if (this.status === 'pending') await this._removeOwnCheckpoints()
+      return super._destroy()
+    }
+
+    /** Mastra's `getInfo()`, with the end of the lifetime (`timeoutAt`, `metadata.expiresAt`). */
+    async getInfo() {
+      const info = await super.getInfo()
+      const at = this.expiresAt
+      if (!at) return info
+      return { ...info, timeoutAt: at, metadata: { ...info.metadata, expiresAt: at.toISOString() } }
+    }
+
+    /**
+     * Mastra's `snapshot()`: captures the working directory as the configured checkpoint, one
+     * capture at a time; no-op without a checkpoint name. The copy runs in procvisor's native copier.
+     */
+    async snapshot() {
+      if (!this._checkpointName) return
+      const run = (this._snapshotChain ?? Promise.resolve()).then(() => this._captureCheckpoint(this._checkpointName))
+      this._snapshotChain = run.catch(() => {})
+      return run
+    }
+
+    /** @internal Mastra's capture protocol (temporary sibling, then renames), done natively. */
+    async _captureCheckpoint(name) {
+      binding.checkCheckpointName(name)
+      const report = await binding.captureCheckpoint(this.workingDirectory, this._checkpointsDirectory, name, this.id)
+      this._noteCheckpoint('capture', name, report)
+    }
+
+    /** @internal Mastra's restore of an empty or missing working directory on start, done natively. */
+    async _seedFromCheckpoint() {
+      const names = [this._checkpointName, this._seedCheckpointName].filter((name) => name !== undefined)
+      if (names.length === 0) return
+      if ((await fsp.readdir(this.workingDirectory).catch(() => [])).length > 0) return
+      for (const name of names) {
+        binding.checkCheckpointName(name)
+        const dir = path.join(this._checkpointsDirectory, name)
+        if (!(await checkpointReadable(dir))) continue
+        let report
+        try {
+          report = await binding.restoreCheckpoint(dir, this.workingDirectory)
+        } catch (error) {
+          // Renamed away mid-restore by a capture swapping in a newer one: the failed restore
+          // left the directory empty, so the newer one is restored instead.
+          if (!(error instanceof SandboxSnapshotError) || error.osCode !== 'ENOENT') throw error
+          if (!(await checkpointReadable(dir))) continue
+          report = await binding.restoreCheckpoint(dir, this.workingDirectory)
+        }
+        this._noteCheckpoint('restore', name, report)
+        return
+      }
+    }
+
+    /** @internal */
+    _noteCheckpoint(operation, name, report) {
+      this._lastCheckpoint = { operation, name, ...report }
+      if (report.skipped.length > 0) {
+        this.logger.warn('Checkpoint skipped entries that hold no data to copy', { checkpointName: name, operation, skipped: report.skipped })
+      }
+      this.logger.debug(operation === 'capture' ? 'Captured checkpoint' : 'Restored working directory from checkpoint', {
+        checkpointName: name,
+        files: report.files,
+        bytes: report.bytes,
+        durationMs: report.durationMs,
+      })
+    }
+
+    /** @internal */
+    async _removeOwnCheckpoints() {
+      const removed = await binding.removeOwnedCheckpoints(this._checkpointsDirectory, this.id)
+      if (removed.length > 0) this.logger.debug('Deleted checkpoints', { checkpointNames: removed })
+    }
+
+    /** @internal Called by the running sandbox when its lifetime is over. */
+    _lifetimeExpired() {
+      if (!['running', 'starting', 'error'].includes(this.status)) return
+      this.logger.info('Sandbox lifetime expired; stopping it', { sandbox: this.id, timeoutMs: this._timeoutMs })
+      this._stop().catch((error) => this.logger.error('Stopping the sandbox at the end of its lifetime failed', { sandbox: this.id, error }))
+    }
+
+    /** @internal */
+    _joinRunning(running) {
+      if (running.ended) {
+        const fresh = new RunningSandbox(running.key, this._timeoutMs, this.processes._tracked, this.processes._dismissed)
+        runningSandboxes.set(running.key, fresh)
+        running = fresh
+      }
+      this._running = running
+      running.members.add(this)
+      this.processes._tracked = running.tracked
+      this.processes._dismissed = running.dismissed
+    }
+
+    /**
+     * @internal Leaves the running sandbox; returns it, and whether leaving ended it. Stopping and
+     * destroying end it for every object (`end`); a start that failed only leaves, and ends it
+     * when nobody else is in it.
+     */
+    _leaveRunning({ end = false } = {}) {
+      const running = this._running
+      if (!running) return { running: undefined, ending: false }
+      this._running = undefined
+      running.members.delete(this)
+      const ending = !running.ended && (end || running.members.size === 0)
+      if (ending) running.end()
+      return { running, ending }
+    }
+
+    /** @internal */
+    async _leavingOnError(step) {
+      try {
+        return await step()
+      } catch (error) {
+        this._leaveRunning()
+        throw error
+      }
+    }
+
+    /** @internal Stops the other objects of a running sandbox that just ended. */
+    async _stopJoined(running) {
+      const others = [...running.members].filter((m) => m !== this && m.status === 'running')
+      await Promise.all(others.map((m) => m._stop().catch((error) => m.logger.error('Stopping a joined sandbox failed', { sandbox: m.id, error }))))
     }
 
     /**
@@ -238,7 +539,8 @@ function defineMastraClasses(workspace) {
     /**
      * LocalSandbox.clone(), returning a NativeLocalSandbox: the same fields as Mastra's
      * (working directory, env, isolation, native sandbox config, instructions, checkpoints);
-     * `sandboxId` and `idleTimeoutMinutes` are ignored, hooks and timeout are not carried over.
+     * `sandboxId` and `idleTimeoutMinutes` are ignored, hooks and Mastra's `timeout` are not carried
+     * over; `timeoutMs` and `snapshotOnStop` are, and a clone with another id captures under its own name.
      */
     clone(options) {
       const c = options || {}
@@ -246,7 +548,8 @@ function defineMastraClasses(workspace) {
       const nativeSandbox = this._nativeSandboxConfig ?? o.nativeSandbox ?? {}
       const readWritePaths = this._initialReadWritePaths ?? o.nativeSandbox?.readWritePaths ?? []
       const instructions = '_instructionsOverride' in this ? this._instructionsOverride : o.instructions
-      const checkpointName = c.checkpointName ?? ('_checkpointName' in this ? this._checkpointName : o.checkpointName)
+      // The configured name only: a clone with another id makes its own from that id.
+      const checkpointName = c.checkpointName ?? this._explicitCheckpointName
       const seedCheckpointName = c.seedCheckpointName ?? ('_seedCheckpointName' in this ? this._seedCheckpointName : o.seedCheckpointName)
       const checkpointsDirectory =
         this._checkpointsDirectory ?? o.checkpointsDirectory ?? path.join(path.dirname(this.workingDirectory), '.checkpoints')
@@ -264,6 +567,8 @@ function defineMastraClasses(workspace) {
         ...(checkpointName !== undefined && { checkpointName }),
         ...(seedCheckpointName !== undefined && { seedCheckpointName }),
         checkpointsDirectory,
+        ...(this._timeoutMs !== undefined && { timeoutMs: this._timeoutMs }),
+        ...(this._snapshotOnStop && { snapshotOnStop: true }),
       })
     }
   }
@@ -293,6 +598,7 @@ function load() {
 module.exports = {
   defineMastraClasses,
   shellQuote,
+  SandboxSnapshotError,
   get NativeProcessHandle() {
     return load().NativeProcessHandle
   },

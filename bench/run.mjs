@@ -3,11 +3,12 @@
 // Prints the tables and the performance targets, and writes bench/RESULTS.md.
 //
 // Environment knobs (for development; RESULTS.md is only written by a full, default run):
-//   BENCH_ONLY=spawn,heap,output,idle,lag   run a subset
+//   BENCH_ONLY=spawn,heap,output,idle,lag,snapshot,terminal   run a subset (BENCH_ONLY=snapshot: checkpoints alone)
 //   BENCH_QUICK=1                           small sample sizes
 //   BENCH_PROCVISOR_ROOT=/path/to/package   A/B: another copy of procvisor's JS package
 //   BENCH_ADDON=/path/to/procvisor.node     A/B: another build of the addon
 //   BENCH_VERBOSE=1                         every output run, not only the medians
+//   BENCH_SNAPSHOT_CACHE=warm               checkpoints with the tree in the page cache (default as root: dropped)
 
 import fs from 'node:fs'
 import path from 'node:path'
@@ -26,8 +27,8 @@ const full = !only && !quick && !abRun
 const want = (s) => !only || only.has(s)
 
 const CONFIG = quick
-  ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50 }
-  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50 }
+  ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50, snapshot: { rounds: 2, small: 3000, big: 20 }, terminal: { rounds: 1, mib: 20, latN: 20 } }
+  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 } }
 
 function version(pkg) {
   try {
@@ -119,6 +120,8 @@ if (want('heap')) res.heap = await timed('3. spawn latency as the parent grows',
 if (want('output')) res.output = await timed('4. output throughput to JS', 'output', { rounds: CONFIG.outRounds, workloads: ['bulk', 'yes', 'perLine'] })
 if (want('idle')) res.idle = await timed('5a. memory per idle process', 'idle', { n: CONFIG.idleN, rounds: CONFIG.idleRounds })
 if (want('lag')) res.lag = await timed('5b. event-loop lag while streaming', 'lag', { rounds: CONFIG.lagRounds, procs: CONFIG.lagProcs })
+if (want('snapshot')) res.snapshot = await timed('6. checkpoints of a working tree', 'snapshot', CONFIG.snapshot)
+if (want('terminal')) res.terminal = await timed('7. processes on a terminal', 'terminal', CONFIG.terminal)
 
 // No contender may leave a process behind: each section's process checked its own children; here,
 // no `sleep 60.x` of the memory test may be alive anywhere.
@@ -153,11 +156,19 @@ if (res.heap) log(`\n${render.heapTable(res.heap)}`)
 if (res.output) log(`\n${render.outputTables(res.output, WORKLOADS)}`)
 if (res.idle) log(`\n${render.idleTable(res.idle)}\n`)
 if (res.lag) log(`\n${render.lagTable(res.lag)}`)
-const { table } = await import('./lib/stats.mjs')
+if (res.snapshot) log(`\n${render.snapshotTables(res.snapshot)}`)
+const { table, fmt } = await import('./lib/stats.mjs')
+const terminalTable = res.terminal
+  ? `7. processes on a terminal (${CONFIG.terminal.mib} MiB raw, then \`true\` until exit; medians of ${CONFIG.terminal.rounds} rounds${res.terminal.nodePty ? '' : '; node-pty not installed'})\n\n${table(
+      ['', 'MiB/s', 'bytes missing at exit', 'latency p50 ms', 'p99 ms'],
+      res.terminal.rows.map((r) => [r.name, fmt(r.mibPerSec), String(r.lostBytes), fmt(r.latP50 / 1000, 2), fmt(r.latP99 / 1000, 2)]),
+    )}`
+  : undefined
+if (terminalTable) log(`\n${terminalTable}`)
 log(`\n== Targets\n\n${table(['target', 'this run', 'verdict'], res.targets)}\n`)
 log(res.leaks)
 
-const md = markdown(res, { workloads: WORKLOADS })
+const md = markdown(res, { workloads: WORKLOADS }) + (terminalTable ? `\n## ${terminalTable}\n` : '')
 const out = full ? path.join(BENCH, 'RESULTS.md') : path.join(BENCH, '.cache', 'RESULTS.partial.md')
 fs.mkdirSync(path.dirname(out), { recursive: true })
 fs.writeFileSync(out, md)

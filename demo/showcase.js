@@ -65,6 +65,23 @@ async function main() {
   console.log(`  kill(${server.pid}) → ${await pm.kill(server.pid)}`)
   console.log(`  exit code ${server.exitCode} (Mastra reports 128 for a signal), tracked: ${(await pm.get(server.pid)) !== undefined}`)
 
+  step('An interactive shell on a terminal: type into it, interrupt its job, read its screen')
+  const term = await pm.createTerminal({ command: ['/bin/sh'], cols: 48, rows: 8, env: { PS1: '$ ' } })
+  await term.waitForLog(/\$ $/)
+  await term.write('echo "on a terminal: $(tty)"; stty size\r')
+  await term.waitForLog(/8 48/)
+  await term.write('sleep 100\r')
+  await new Promise((r) => setTimeout(r, 300))
+  console.log(`  interrupt() → ${await term.interrupt()} (SIGINT to the foreground job; the shell lives on)`)
+  await term.write('echo "still here: $((6 * 7))"\r')
+  await term.waitForLog(/still here: 42/)
+  const snap = await term.getSnapshot()
+  console.log(`  getSnapshot(): ${snap.cols}×${snap.rows}, cursor at row ${snap.cursor.row}, col ${snap.cursor.col}`)
+  console.log(`  ┌${'─'.repeat(snap.cols)}┐`)
+  for (const line of snap.lines) console.log(`  │${line.padEnd(snap.cols)}│`)
+  console.log(`  └${'─'.repeat(snap.cols)}┘`)
+  console.log(`  terminate() → ${JSON.stringify(await term.terminate())}`)
+
   step('Bad input gets a typed error')
   try {
     await pm.spawn('true', { cwd: 'does/not/exist' })

@@ -32,6 +32,9 @@ const defs = [
   ['ProcessStdinClosedError', 'PROCESS_STDIN_CLOSED'],
   ['ProcessStdinWriteError', 'PROCESS_STDIN_WRITE_FAILED'],
   ['ProcessOutputTruncatedError', 'PROCESS_OUTPUT_TRUNCATED'],
+  // Sandboxes: a checkpoint that could not be captured, restored or removed (it names the path).
+  ['SandboxSnapshotError', 'SANDBOX_SNAPSHOT_FAILED'],
+  ['ProcessNoTerminalError', 'PROCESS_NO_TERMINAL'],
 ]
 
 const classes = { ProcessError }

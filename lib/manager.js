@@ -8,6 +8,7 @@ const { binding } = require('./native')
 const { launch, listenersOf } = require('./core')
 const { ProcessHandle, processInfo } = require('./handle')
 const { Process } = require('./process')
+const { Terminal } = require('./terminal')
 const observe = require('./observe')
 const { checkSignal } = require('./util')
 
@@ -74,7 +75,7 @@ class ProcessManager {
   }
 
   _track(core, mastra) {
-    const record = { core, handle: undefined, view: undefined, mastra, listed: true, endedAt: undefined }
+    const record = { core, handle: undefined, view: undefined, terminal: undefined, mastra, listed: true, endedAt: undefined }
     if (mastra) record.handle = new ProcessHandle(core)
     this._records.set(core.id, record)
     this._prune(false)
@@ -177,6 +178,34 @@ class ProcessManager {
     this._assertOpen()
     const record = await this._start('argv', request(command, options, [this.env], this.workingDirectory, this.containment), [], false)
     return this._view(record)
+  }
+
+  // ---- the Terminals API --------------------------------------------------------------------
+
+  /**
+   * Starts `command` (an argv, default `['/bin/sh']`) on a terminal of `cols` × `rows`, in `cwd`
+   * with `env` over the manager's. Resolves once launched.
+   */
+  async createTerminal(options) {
+    this._assertOpen()
+    const record = await this._start('terminal', request(undefined, options, [this.env], this.workingDirectory, this.containment), [], false)
+    record.terminal = new Terminal(record.core)
+    return record.terminal
+  }
+
+  /** The terminal with this id, or null. */
+  async getTerminal(id) {
+    if (this._closed || typeof id !== 'string') return null
+    this._prune()
+    const r = this._records.get(id)
+    return r && r.listed && r.terminal ? r.terminal : null
+  }
+
+  /** ProcessStatus of every terminal: running ones and the last 64 exited. */
+  async listTerminals() {
+    if (this._closed) return []
+    this._prune()
+    return [...this._records.values()].filter((r) => r.listed && r.terminal).map((r) => observe.status(r.core))
   }
 
   _view(record) {

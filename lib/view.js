@@ -35,6 +35,15 @@ class ProcessView {
     return observe.waitForLog(this._core.native, pattern, options)
   }
 
+  /**
+   * Sets the window size of the process's terminal (started with `pty`); its foreground job
+   * gets SIGWINCH.
+   */
+  async resize(cols, rows) {
+    this._core.check()
+    this._core.native.resize(cols, rows)
+  }
+
   /** Waits until `port` accepts connections or answers HTTP. */
   async waitForPort(port, options) {
     this._core.check()

@@ -6,6 +6,9 @@ import {
   InvalidProcessCwdError,
   InvalidProcessOptionError,
   ProcessSpawnFailedError,
+  ProcessNoTerminalError,
+  Terminal,
+  type TerminalSnapshot,
   type CommandResult,
   type ProcessStatus,
   type ProcessLogEvent,
@@ -66,4 +69,27 @@ export async function containment(): Promise<void> {
 
 export function spawnFailure(e: unknown): string | undefined {
   return e instanceof ProcessSpawnFailedError ? `${e.osCode} ${e.errno}` : undefined
+}
+
+export async function terminals(pm: ProcessManager): Promise<void> {
+  const h: ProcessHandle = await pm.spawn('sh -i', { pty: true })
+  await h.resize(100, 30)
+  const p: Process = await pm.exec(['top'], { pty: { cols: 120, rows: 40, term: 'xterm' } })
+  await p.resize(80, 24)
+  // @ts-expect-error pty is true or an object
+  await pm.exec(['sh'], { pty: 'yes' })
+  const code: 'PROCESS_NO_TERMINAL' = new ProcessNoTerminalError('x').code
+  const t: Terminal = await pm.createTerminal({ command: ['bash'], cols: 100, rows: 30, env: { A: 'b' } })
+  await t.write('ls\r')
+  await t.write(new Uint8Array([3]))
+  const snap: TerminalSnapshot = await t.getSnapshot()
+  const row: number = snap.cursor.row
+  const lines: string[] = snap.lines
+  const interrupted: boolean = await t.interrupt()
+  const again: Terminal | null = await pm.getTerminal(t.id)
+  const all: ProcessStatus[] = await pm.listTerminals()
+  for await (const e of await t.output({ since: 'c', follow: true })) void e.cursor
+  // @ts-expect-error command is an argv
+  await pm.createTerminal({ command: 'bash' })
+  void [code, row, lines, interrupted, again, all]
 }

@@ -63,6 +63,16 @@ switch (section) {
     out = { result: r, leftBehindElsewhere: r.leftBehind }
     break
   }
+  case 'snapshot': {
+    const { snapshotSection } = await import('../sections/snapshot.mjs')
+    out = { result: await snapshotSection({ ...config, log }) }
+    break
+  }
+  case 'terminal': {
+    const { terminalSection } = await import('../sections/terminal.mjs')
+    out = { result: await terminalSection({ ...config, log }) }
+    break
+  }
   default:
     throw new Error(`unknown section ${section}`)
 }

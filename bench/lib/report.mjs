@@ -1,7 +1,7 @@
 // Turns the sections' rows into the printed tables, the performance targets (each a ratio measured
 // in this run, met or missed), and bench/RESULTS.md.
 
-import { fmt, ratio, table } from './stats.mjs'
+import { fmt, median, ratio, table } from './stats.mjs'
 
 const us = (x) => fmt(x, x !== undefined && x < 100 ? 1 : 0)
 const ms = (x) => (x === undefined ? 'n/a' : fmt(x / 1000, 2))
@@ -74,6 +74,56 @@ function lagTable(lag) {
     ['contender', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'timer samples', 'all done in s', 'total MB/s', 'bytes lost'],
     lag.rows.map((r) => [r.name, fmt(r.lagP50, 2), fmt(r.lagP99, 2), fmt(r.lagMax, 1), fmt(r.samples, 0), fmt(r.secs, 2), fmt(r.mbps, 0), fmt(r.lostBytes, 0)]),
   )}\n`
+}
+
+/** Per-round ratios of `x` to procvisor's run in the same round: { med, min, max }. */
+function perRound(x, pv) {
+  const r = x.secs.map((s, i) => s / pv.secs[i]).filter(Number.isFinite)
+  if (r.length === 0) return undefined
+  const sortedR = [...r].sort((a, b) => a - b)
+  return { med: sortedR[Math.floor((sortedR.length - 1) / 2)], min: sortedR[0], max: sortedR.at(-1) }
+}
+
+const spread = (q) => (q ? `${fmt(q.med, 2)}× (${fmt(q.min, 2)}–${fmt(q.max, 2)})` : 'n/a')
+
+function snapshotState(snap) {
+  return snap.state === 'cold'
+    ? 'cold: `sync` and the page cache dropped (`echo 3 > /proc/sys/vm/drop_caches`) before every run, so each contender read the tree from disk'
+    : 'warm: `sync` before every run and the source read into the page cache first (not root, or BENCH_SNAPSHOT_CACHE=warm)'
+}
+
+function snapshotTables(snap) {
+  const out = [
+    `Tree: ${fmt(snap.tree.files, 0)} files, ${fmt(snap.tree.bytes / 1e6, 0)} MB, ${snap.tree.links} symlinks, nested directories and empty ones; ${snap.rounds} rounds, contenders interleaved. Page cache ${snapshotState(snap)}.`,
+    '',
+  ]
+  if (snap.problems?.length) out.push(`Incomplete copies: ${snap.problems.join('; ')}`, '')
+  for (const op of ['capture', 'restore']) {
+    const rs = snap.rows.filter((r) => r.op === op)
+    const pv = rs.find((r) => r.procvisor)
+    const secs = (r) => [...r.secs].sort((a, b) => a - b)
+    out.push(`**${op === 'capture' ? 'Capture (working tree → checkpoint)' : 'Restore (checkpoint → empty working directory)'}**
+`)
+    out.push(
+      table(
+        ['contender', 'median s', 'min–max s', 'MB/s', 'files/s', 'JS thread CPU ms', 'this ÷ procvisor, per round (median, min–max)'],
+        rs.map((r) => {
+          const m = median(r.secs)
+          return [
+            r.name,
+            fmt(m, 2),
+            `${fmt(secs(r)[0], 2)}–${fmt(secs(r).at(-1), 2)}`,
+            fmt(snap.tree.bytes / 1e6 / m, 0),
+            fmt(snap.tree.files / m, 0),
+            r.jsCpuMs.every((x) => !Number.isFinite(x)) ? '—' : fmt(median(r.jsCpuMs), 0),
+            r === pv ? '—' : spread(perRound(r, pv)),
+          ]
+        }),
+      ),
+    )
+    out.push('')
+  }
+  return out.join('\n')
 }
 
 /** The performance targets, each evaluated on this run's numbers. */
@@ -152,6 +202,20 @@ export function targets(res) {
     const lost = pv.lostBytes ? `; procvisor's listeners also lost ${fmt(pv.lostBytes, 0)} bytes` : ''
     out.push([`lag p99 while ${res.lag.procs} processes stream < child_process's`, `${fmt(pv.lagP99, 2)} vs ${fmt(cpL.lagP99, 2)} ms = ${ratio(pv.lagP99, cpL.lagP99)}${lost}`, verdict(pv.lagP99 < cpL.lagP99)])
   }
+  if (res.snapshot) {
+    const state = res.snapshot.state
+    for (const op of ['capture', 'restore']) {
+      const rs = res.snapshot.rows.filter((r) => r.op === op)
+      const pv = rs.find((r) => r.procvisor)
+      const cp = perRound(rs.find((r) => r.cp) || { secs: [] }, pv)
+      const mastraRow = rs.find((r) => !r.procvisor && !r.cp)
+      const ms = mastraRow && perRound(mastraRow, pv)
+      // cp ÷ procvisor < 1 means procvisor is slower; within 1.5× means procvisor ÷ cp ≤ 1.5.
+      const pvOverCp = cp && { med: 1 / cp.med, min: 1 / cp.max, max: 1 / cp.min }
+      out.push([`checkpoint ${op} within 1.5× of \`cp -a\` (${state} cache)`, `procvisor ÷ cp -a = ${spread(pvOverCp)}`, verdict(pvOverCp ? pvOverCp.med <= 1.5 : undefined)])
+      out.push([`checkpoint ${op} faster than Mastra's LocalSandbox in every round (${state} cache)`, `Mastra ÷ procvisor = ${spread(ms)}`, verdict(ms ? ms.min > 1 : undefined)])
+    }
+  }
   return out
 }
 
@@ -210,6 +274,13 @@ export function markdown(res, { workloads }) {
     lines.push('')
     lines.push(lagTable(res.lag))
   }
+  if (res.snapshot) {
+    lines.push('## 6. Checkpoints of a working tree')
+    lines.push('')
+    lines.push("NativeLocalSandbox's native copier (`snapshot()` and the restore in `start()`) against Mastra's LocalSandbox (the same calls, copying with Node's `fs.cp`) and `cp -a`. Each run copies into a fresh destination, removed afterwards outside the timing; all three restores read the same checkpoint. \"JS thread CPU\" is the main thread's CPU time during the copy (process.threadCpuUsage): procvisor copies on its own threads.")
+    lines.push('')
+    lines.push(snapshotTables(res.snapshot))
+  }
   lines.push('## Clean-up')
   lines.push('')
   lines.push(res.leaks)
@@ -217,4 +288,4 @@ export function markdown(res, { workloads }) {
   return lines.join('\n')
 }
 
-export const render = { spawnTables, heapTable, outputTables, idleTable, lagTable }
+export const render = { spawnTables, heapTable, outputTables, idleTable, lagTable, snapshotTables }

@@ -6,7 +6,9 @@ mod bytes;
 mod error;
 mod process;
 mod realm;
+mod snapshot;
 mod value;
 
 pub use process::*;
 pub use realm::*;
+pub use snapshot::*;

@@ -118,6 +118,18 @@ pub struct NativeLogRead {
     pub closed: bool,
 }
 
+/// What a terminal shows now (0-based rows and columns).
+#[napi(object, object_from_js = false)]
+pub struct NativeSnapshot {
+    pub cols: u32,
+    pub rows: u32,
+    /// One string per row, trailing blanks removed.
+    pub lines: Vec<String>,
+    pub cursor_row: u32,
+    pub cursor_col: u32,
+    pub title: String,
+}
+
 /// One readiness probe attempt.
 #[napi(object)]
 pub struct NativeProbe {
@@ -224,7 +236,11 @@ pub fn spawn_process<'env>(
     owner: u32,
     on_wake: Option<WakeFn>,
 ) -> napi::Result<PromiseRaw<'env, NativeProcess>> {
-    let face = if face == "shell" { Face::Shell } else { Face::Argv };
+    let face = match face.as_str() {
+        "shell" => Face::Shell,
+        "terminal" => Face::Terminal,
+        _ => Face::Argv,
+    };
     let launch = request::parse(face, &value_of(&request)?).map_err(|e| js_error(env, e))?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let pump = on_wake.map(wake_fn);
@@ -492,6 +508,39 @@ impl NativeProcess {
     #[napi]
     pub fn parse_cursor(&self, env: &Env, cursor: String) -> napi::Result<f64> {
         cursor::decode(&cursor, &self.inner.id, self.inner.last_seq()).map(|s| s as f64).map_err(|e| js_error(env, e))
+    }
+
+    /// Whether the process runs on a terminal of its own (the `pty` option).
+    #[napi(getter)]
+    pub fn has_terminal(&self) -> bool {
+        self.inner.has_terminal
+    }
+
+    /// Sets the window size of the process's terminal (`cols` and `rows` as JS gave them).
+    #[napi(ts_args_type = "cols: unknown, rows: unknown")]
+    pub fn resize(&self, env: &Env, cols: Unknown<'_>, rows: Unknown<'_>) -> napi::Result<()> {
+        let (cols, rows) = (value_of(&cols)?, value_of(&rows)?);
+        request::window_size(&cols, &rows).and_then(|(c, r)| self.inner.resize(c, r)).map_err(|e| js_error(env, e))
+    }
+
+    /// What the process's terminal shows now, rendered from its output.
+    #[napi]
+    pub fn snapshot(&self, env: &Env) -> napi::Result<NativeSnapshot> {
+        let s = self.inner.output.snapshot().ok_or_else(|| js_error(env, CoreError::NoTerminal(self.inner.pid)))?;
+        Ok(NativeSnapshot {
+            cols: s.cols as u32,
+            rows: s.rows as u32,
+            lines: s.lines,
+            cursor_row: s.cursor_row as u32,
+            cursor_col: s.cursor_col as u32,
+            title: s.title,
+        })
+    }
+
+    /// SIGINT to the terminal's foreground process group. False when it reached no process.
+    #[napi]
+    pub fn interrupt(&self, env: &Env) -> napi::Result<bool> {
+        self.inner.interrupt().map_err(|e| js_error(env, e))
     }
 
     /// The newest sequence number in the log (0 when empty).

@@ -27,6 +27,14 @@ pub struct Limits {
     pub processes: Option<u64>,
 }
 
+/// A pseudo-terminal for the child: its window size and the `TERM` it advertises.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pty {
+    pub cols: u16,
+    pub rows: u16,
+    pub term: String,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SpawnSpec {
     /// argv; `argv[0]` is the program.
@@ -45,6 +53,12 @@ pub struct SpawnSpec {
     pub limits: Limits,
     /// Contain the tree in a cgroup of its own (when this Node process has one to give).
     pub contain: bool,
+    /// Run on a terminal of its own: the child leads a new session whose controlling terminal is
+    /// its stdin, stdout and stderr; the terminal's output is the process's stdout.
+    pub pty: Option<Pty>,
+    /// Keep the terminal's screen (for snapshots): a terminal emulator fed with every byte, which
+    /// costs more CPU per byte than the rest of the output path, so only the Terminals API has it.
+    pub screen: bool,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 1000;

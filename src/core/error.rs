@@ -27,6 +27,11 @@ pub enum CoreError {
     StdinClosed(u32),
     #[error("failed to write to stdin of process {pid}: {reason}")]
     StdinWrite { pid: u32, reason: String },
+    #[error("process {0} has no terminal (start it with the pty option)")]
+    NoTerminal(u32),
+    /// A checkpoint could not be captured, restored or removed; `path` is the file it failed on.
+    #[error("{what} failed: {reason}, {syscall} '{path}'")]
+    SnapshotFailed { what: String, path: String, syscall: String, reason: String, errno: Option<i32> },
 }
 
 impl CoreError {
@@ -44,13 +49,16 @@ impl CoreError {
             CoreError::StdinIgnored(_) => "PROCESS_STDIN_UNAVAILABLE",
             CoreError::StdinClosed(_) => "PROCESS_STDIN_CLOSED",
             CoreError::StdinWrite { .. } => "PROCESS_STDIN_WRITE_FAILED",
+            CoreError::NoTerminal(_) => "PROCESS_NO_TERMINAL",
+            CoreError::SnapshotFailed { .. } => "SANDBOX_SNAPSHOT_FAILED",
         }
     }
 
-    /// The OS error behind a failed spawn, by its symbolic name (`E2BIG`, `ENOENT`, …).
+    /// The OS error behind a failed spawn or checkpoint, by its symbolic name (`E2BIG`, `ENOENT`, …).
     pub fn os_code(&self) -> Option<String> {
         match self {
             CoreError::SpawnFailed { errno: Some(e), .. } => Some(errno_name(*e)),
+            CoreError::SnapshotFailed { errno: Some(e), .. } => Some(errno_name(*e)),
             _ => None,
         }
     }

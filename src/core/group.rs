@@ -48,6 +48,34 @@ impl ProcessGroup {
     }
 }
 
+/// Sends `signal` to every live process of the session `sid` outside its leader's process group
+/// (the group itself is signalled with `killpg`). True when it reached one.
+#[cfg(target_os = "linux")]
+pub fn signal_session(sid: i32, signal: i32) -> bool {
+    if sid <= 1 {
+        return false;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else { return false };
+    let mut reached = false;
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // After the command's closing parenthesis: state, ppid, pgrp, session.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let f: Vec<&str> = rest.split_whitespace().take(4).collect();
+        if f.len() == 4 && f[3].parse() == Ok(sid) && f[2].parse() != Ok(sid) && f[0] != "Z" {
+            // SAFETY: plain syscall on a pid > 1.
+            reached |= unsafe { libc::kill(pid, signal) } == 0;
+        }
+    }
+    reached
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn signal_session(_sid: i32, _signal: i32) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,7 +114,7 @@ mod linux {
                         members.remove(0);
                     }
                     _ = tokio::time::sleep(recheck) => {
-                        recheck = (recheck * 2).min(RECHECK);
+                        recheck = (recheck * 4).min(RECHECK);
                         members.retain(|m| matches!(stat(m.pid), Some((pgrp, live)) if pgrp == group.pgid && live));
                     }
                 }

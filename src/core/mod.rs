@@ -17,6 +17,8 @@ pub mod reaper;
 pub mod registry;
 pub mod request;
 pub mod retained;
+pub mod screen;
+pub mod snapshot;
 pub mod spawn;
 pub mod state;
 pub mod stdin;

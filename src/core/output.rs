@@ -15,6 +15,7 @@
 use crate::core::decoder::Utf8Decoder;
 use crate::core::output_log::{EventBody, LogRead, OutputLog, Stream};
 use crate::core::retained::RetainedText;
+use crate::core::screen::{Screen, Snapshot};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -62,6 +63,8 @@ struct Consumers {
 
 pub struct Output {
     texts: Mutex<Texts>,
+    /// The screen of a process on a terminal, fed with its output as it arrives.
+    screen: Option<Mutex<Screen>>,
     consumers: Mutex<Consumers>,
     seq: watch::Sender<u64>,
     progress: Notify,
@@ -85,8 +88,15 @@ fn lags(log: &OutputLog, position: u64) -> bool {
 }
 
 impl Output {
-    pub fn new(log_max_bytes: usize, log_max_events: usize, retain_bytes: Option<usize>) -> Self {
+    /// `screen`: the terminal's size `(cols, rows)`, for a process on one.
+    pub fn new(
+        log_max_bytes: usize,
+        log_max_events: usize,
+        retain_bytes: Option<usize>,
+        screen: Option<(u16, u16)>,
+    ) -> Self {
         Self {
+            screen: screen.map(|(cols, rows)| Mutex::new(Screen::new(cols, rows))),
             texts: Mutex::new(Texts {
                 log: OutputLog::new(log_max_bytes, log_max_events),
                 retained: [RetainedText::new(retain_bytes), RetainedText::new(retain_bytes)],
@@ -105,6 +115,9 @@ impl Output {
 
     /// Appends one read of `stream`.
     pub fn push(&self, stream: Stream, data: &[u8]) {
+        if let Some(screen) = &self.screen {
+            lock(screen).feed(data);
+        }
         let seq = {
             let mut t = self.texts();
             // Asked under the texts lock, as `set_pump` sets it: no event is decoded by both.
@@ -269,6 +282,17 @@ impl Output {
     }
 
     // ---- views -------------------------------------------------------------------------------
+
+    /// What the terminal shows now; `None` for a process without one.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        self.screen.as_ref().map(|s| lock(s).snapshot())
+    }
+
+    pub fn resize_screen(&self, cols: u16, rows: u16) {
+        if let Some(s) = &self.screen {
+            lock(s).resize(cols, rows);
+        }
+    }
 
     pub fn retained_text(&self, stream: Stream) -> String {
         self.texts().retained[index(stream)].text()

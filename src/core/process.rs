@@ -7,7 +7,7 @@
 
 use crate::core::cgroup::Cgroup;
 use crate::core::command::{SpawnSpec, StdinMode};
-use crate::core::error::CoreResult;
+use crate::core::error::{CoreError, CoreResult};
 use crate::core::group::ProcessGroup;
 use crate::core::output::Output;
 use crate::core::output_log::{now_ms, LogRead, Stream};
@@ -47,6 +47,9 @@ pub struct Process {
     pub(crate) cgroup_dir: Option<PathBuf>,
     /// CPU time and memory peak of the tree, recorded when its cgroup is removed.
     usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
+    /// The master of its terminal, for a process on one, until the root is reaped.
+    terminal: Mutex<Option<OwnedFd>>,
+    pub has_terminal: bool,
 }
 
 impl std::fmt::Debug for Process {
@@ -63,6 +66,7 @@ impl Process {
         pid: u32,
         pidfd: Option<Arc<OwnedFd>>,
         stdin: Option<OwnedFd>,
+        terminal: Option<OwnedFd>,
         cgroup: Option<Cgroup>,
     ) -> Self {
         Process {
@@ -76,13 +80,20 @@ impl Process {
             stdin_mode: spec.stdin,
             group: ProcessGroup::new(pid as i32),
             root: Mutex::new(pidfd),
-            output: Output::new(spec.log_max_bytes, spec.log_max_events, spec.retain_bytes),
+            output: Output::new(
+                spec.log_max_bytes,
+                spec.log_max_events,
+                spec.retain_bytes,
+                spec.pty.as_ref().filter(|_| spec.screen).map(|p| (p.cols, p.rows)),
+            ),
             state: watch::channel(State::default()).0,
-            stdin: Stdin::start(pid, spec.stdin, stdin),
+            stdin: Stdin::start(pid, spec.stdin, stdin, terminal.is_some()),
             drain: watch::channel(false).0,
             cgroup_dir: cgroup.as_ref().map(|cg| cg.dir.clone()),
             cgroup: Mutex::new(cgroup),
             usage: Mutex::new(None),
+            has_terminal: terminal.is_some(),
+            terminal: Mutex::new(terminal),
         }
     }
 }
@@ -123,6 +134,7 @@ impl Process {
         self.root.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.update(|s| s.root_exit = Some(exit));
         self.stdin.shut();
+        self.terminal.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     pub(crate) fn group_emptied(&self) {
@@ -158,37 +170,45 @@ impl Process {
             }
             _ => false,
         };
+        // On a terminal, a job-control shell puts its jobs in process groups of their own; they
+        // are still of the session the root leads.
+        let session = self.has_terminal && crate::core::group::signal_session(self.group.pgid, signal);
         let tree = match self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             Some(cg) if signal == libc::SIGKILL => cg.kill(),
             Some(cg) => cg.signal(signal),
             None => false,
         };
-        group || root || tree
+        group || root || session || tree
     }
 
     /// Records the tree's CPU time and memory peak, and gives its (empty) cgroup back.
     pub(crate) fn release_cgroup(&self) {
-        let cg = self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(cg) = cg {
+        // The cgroup's lock is held until the figures are recorded, so that a reader never finds
+        // neither the cgroup nor its final figures.
+        let mut slot = self.cgroup.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(cg) = slot.take() {
             *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(cg.release());
+        }
+    }
+
+    /// The tree's CPU time and memory peak: live from its cgroup, or as recorded at its end.
+    fn usage(&self) -> (Option<f64>, Option<f64>) {
+        let slot = self.cgroup.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(cg) => (cg.cpu_time_ms(), cg.memory_peak_bytes()),
+            None => self.usage.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or((None, None)),
         }
     }
 
     /// CPU time of the whole tree in milliseconds, when it is contained in a cgroup (the final
     /// figure once it is over).
     pub fn cpu_time_ms(&self) -> Option<f64> {
-        if let Some(u) = *self.usage.lock().unwrap_or_else(|e| e.into_inner()) {
-            return u.0;
-        }
-        self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(Cgroup::cpu_time_ms)
+        self.usage().0
     }
 
     /// The tree's memory peak in bytes, where the memory controller is enabled for its cgroup.
     pub fn memory_peak_bytes(&self) -> Option<f64> {
-        if let Some(u) = *self.usage.lock().unwrap_or_else(|e| e.into_inner()) {
-            return u.1;
-        }
-        self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(Cgroup::memory_peak_bytes)
+        self.usage().1
     }
 
     // ---- output ------------------------------------------------------------------------------
@@ -312,5 +332,40 @@ impl Process {
     /// Sends EOF once everything written before has been written. Idempotent.
     pub async fn close_stdin(&self) -> CoreResult<()> {
         self.stdin.close(self.exited_code()).await
+    }
+
+    /// Sets the terminal's window size; the kernel sends SIGWINCH to its foreground group.
+    pub fn resize(&self, cols: u16, rows: u16) -> CoreResult<()> {
+        if !self.has_terminal {
+            return Err(CoreError::NoTerminal(self.pid));
+        }
+        let guard = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
+        let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
+            return Err(CoreError::AlreadyExited { pid: self.pid, code: self.exited_code().unwrap_or(0) });
+        };
+        crate::core::spawn::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
+            program: self.argv[0].clone(),
+            reason: format!("cannot resize its terminal: {e}"),
+            errno: e.raw_os_error(),
+        })?;
+        self.output.resize_screen(cols, rows);
+        Ok(())
+    }
+
+    /// SIGINT to the terminal's foreground process group (the job in front, not the shell
+    /// behind it), as Ctrl-C would, without going through the terminal's input queue.
+    pub fn interrupt(&self) -> CoreResult<bool> {
+        use std::os::fd::AsRawFd;
+        if !self.has_terminal {
+            return Err(CoreError::NoTerminal(self.pid));
+        }
+        let guard = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
+        let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
+            return Err(CoreError::AlreadyExited { pid: self.pid, code: self.exited_code().unwrap_or(0) });
+        };
+        // SAFETY: plain queries and a signal; a foreground group of 0 or 1 is never signalled.
+        let fg = unsafe { libc::tcgetpgrp(master.as_raw_fd()) };
+        let fg = if fg > 1 { fg } else { self.pid as i32 };
+        Ok(unsafe { libc::killpg(fg, libc::SIGINT) } == 0)
     }
 }

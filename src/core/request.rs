@@ -4,7 +4,7 @@
 //! JS layer hands over the values as the user gave them and checks only what Rust cannot see
 //! (functions, AbortSignals).
 
-use crate::core::command::{Limits, SpawnSpec, StdinMode};
+use crate::core::command::{Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::value::Value;
 use std::path::{Component, Path, PathBuf};
@@ -21,6 +21,9 @@ pub enum Face {
     Shell,
     /// `exec(argv, options)`: no shell, no stdin, no text retained (the log has the bytes).
     Argv,
+    /// `createTerminal(options)`: `options.command` an argv (default `/bin/sh`), always on a
+    /// terminal sized by `options.cols` / `rows` / `term`, stdin the keyboard, no text retained.
+    Terminal,
 }
 
 /// A launch, understood.
@@ -41,7 +44,11 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         Value::Undefined | Value::Null => &Value::Object(Vec::new()),
         Value::Object(_) => options,
         other => {
-            let what = if face == Face::Shell { "spawn" } else { "exec" };
+            let what = match face {
+                Face::Shell => "spawn",
+                Face::Argv => "exec",
+                Face::Terminal => "createTerminal",
+            };
             return Err(CoreError::invalid_option(
                 "options",
                 format!("{what} options must be an object, got {}", other.describe()),
@@ -65,6 +72,10 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
             }
         }
         Face::Argv => argv("command", command)?,
+        Face::Terminal => match o.get("command") {
+            Value::Undefined => vec!["/bin/sh".into()],
+            v => argv("command", v)?,
+        },
     };
     let base = match req.get("cwd") {
         Value::String(s) => PathBuf::from(s),
@@ -101,6 +112,21 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         Face::Argv => {
             spec.retain_bytes = Some(0);
             spec.stdin = StdinMode::Ignore;
+        }
+        Face::Terminal => {
+            spec.retain_bytes = Some(0);
+            spec.stdin = StdinMode::Pipe;
+            spec.screen = true;
+        }
+    }
+    spec.pty = match face {
+        Face::Terminal => pty(o)?,
+        _ => pty(o.get("pty"))?,
+    };
+    if let Some(p) = &spec.pty {
+        // The manager's or the call's own TERM wins: they know the program better.
+        if spec.env_var("TERM").is_none() {
+            spec.env.push(("TERM".into(), p.term.clone()));
         }
     }
     spec.contain = matches!(req.get("containment"), Value::String(c) if c == "cgroup");
@@ -265,6 +291,66 @@ fn retained(v: &Value) -> CoreResult<Option<usize>> {
     }
 }
 
+/// `pty`: `true` or `{ cols = 80, rows = 24, term = 'xterm-256color' }`; absent or `false` for none.
+fn pty(v: &Value) -> CoreResult<Option<Pty>> {
+    let o = match v {
+        Value::Undefined | Value::Null | Value::Bool(false) => return Ok(None),
+        Value::Bool(true) => &Value::Object(Vec::new()),
+        Value::Object(_) => v,
+        other => {
+            return Err(CoreError::invalid_option(
+                "pty",
+                format!("pty must be true or an object {{ cols, rows, term }}, got {}", other.describe()),
+            ))
+        }
+    };
+    let cols = dimension("pty.cols", o.get("cols"), 80)?;
+    let rows = dimension("pty.rows", o.get("rows"), 24)?;
+    let term = match o.get("term") {
+        Value::Undefined => "xterm-256color".to_string(),
+        // A plain name: it becomes an environment value and a terminfo lookup, never a path.
+        Value::String(s)
+            if !s.is_empty()
+                && s.len() <= 64
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b)) =>
+        {
+            s.clone()
+        }
+        other => {
+            return Err(CoreError::invalid_option(
+                "pty.term",
+                format!("pty.term must be a terminal name of letters, digits and . _ + -, got {}", other.describe()),
+            ))
+        }
+    };
+    Ok(Some(Pty { cols, rows, term }))
+}
+
+/// A window dimension: an integer from 1 to 65535 (`default` when absent).
+fn dimension(name: &str, v: &Value, default: u16) -> CoreResult<u16> {
+    match v {
+        Value::Undefined => Ok(default),
+        Value::Number(n) if n.fract() == 0.0 && (1.0..=65535.0).contains(n) => Ok(*n as u16),
+        other => Err(CoreError::invalid_option(
+            name,
+            format!("{name} must be an integer from 1 to 65535, got {}", other.describe()),
+        )),
+    }
+}
+
+/// The arguments of `resize(cols, rows)`.
+pub fn window_size(cols: &Value, rows: &Value) -> CoreResult<(u16, u16)> {
+    let present = |name: &str, v: &Value| match v {
+        Value::Undefined => {
+            Err(CoreError::invalid_option(name, format!("{name} must be an integer from 1 to 65535, got undefined")))
+        }
+        _ => Ok(()),
+    };
+    present("cols", cols)?;
+    present("rows", rows)?;
+    Ok((dimension("cols", cols, 80)?, dimension("rows", rows, 24)?))
+}
+
 fn limits(v: &Value) -> CoreResult<Limits> {
     let props = match v {
         Value::Undefined => return Ok(Limits::default()),
@@ -372,6 +458,57 @@ mod tests {
         assert_eq!(opt(obj(&[("limits", obj(&[("nice", Value::Number(5.0))]))])), "INVALID_PROCESS_OPTION");
         assert_eq!(
             opt(obj(&[("limits", obj(&[("openFiles", Value::Number(2f64.powi(64)))]))])),
+            "INVALID_PROCESS_OPTION"
+        );
+    }
+
+    #[test]
+    fn a_terminal_has_a_size_and_a_term() {
+        let argv = || Value::Array(vec![s("sh")]);
+        let l = parse(Face::Argv, &req(argv(), obj(&[("pty", Value::Bool(true))]))).unwrap();
+        assert_eq!(l.spec.pty, Some(Pty { cols: 80, rows: 24, term: "xterm-256color".into() }));
+        assert_eq!(l.spec.env_var("TERM"), Some("xterm-256color"));
+        let o = obj(&[
+            ("pty", obj(&[("cols", Value::Number(100.0)), ("term", s("vt100"))])),
+            ("env", obj(&[("TERM", s("dumb"))])),
+        ]);
+        let l = parse(Face::Shell, &req(s("true"), o)).unwrap();
+        assert_eq!(l.spec.pty.as_ref().map(|p| (p.cols, p.rows)), Some((100, 24)));
+        assert_eq!(l.spec.env_var("TERM"), Some("dumb"), "the call's TERM wins");
+        for bad in [
+            Value::Number(1.0),
+            s("yes"),
+            obj(&[("cols", Value::Number(0.0))]),
+            obj(&[("rows", Value::Number(65536.0))]),
+            obj(&[("cols", Value::Number(1.5))]),
+            obj(&[("term", s("../x"))]),
+            obj(&[("term", s(""))]),
+        ] {
+            let e = parse(Face::Argv, &req(argv(), obj(&[("pty", bad)]))).unwrap_err();
+            assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+        }
+        assert_eq!(window_size(&Value::Number(100.0), &Value::Number(30.0)), Ok((100, 30)));
+        assert!(window_size(&Value::Number(100.0), &Value::Undefined).is_err());
+        assert!(window_size(&Value::Number(-1.0), &Value::Number(30.0)).is_err());
+    }
+
+    #[test]
+    fn a_terminal_runs_the_shell_unless_told_otherwise() {
+        let r = |o: Value| obj(&[("options", o), ("cwd", s("/tmp")), ("env", Value::Array(vec![]))]);
+        let l = parse(Face::Terminal, &r(Value::Undefined)).unwrap();
+        assert_eq!(l.spec.argv, vec!["/bin/sh"]);
+        assert_eq!(l.spec.pty.as_ref().map(|p| (p.cols, p.rows)), Some((80, 24)));
+        assert_eq!(l.spec.stdin, StdinMode::Pipe);
+        let o = obj(&[("command", Value::Array(vec![s("top")])), ("cols", Value::Number(120.0))]);
+        let l = parse(Face::Terminal, &r(o)).unwrap();
+        assert_eq!(l.spec.argv, vec!["top"]);
+        assert_eq!(l.spec.pty.map(|p| p.cols), Some(120));
+        assert_eq!(
+            parse(Face::Terminal, &r(obj(&[("command", s("top"))]))).unwrap_err().code(),
+            "INVALID_PROCESS_COMMAND"
+        );
+        assert_eq!(
+            parse(Face::Terminal, &r(obj(&[("rows", Value::Number(0.0))]))).unwrap_err().code(),
             "INVALID_PROCESS_OPTION"
         );
     }

@@ -8,8 +8,13 @@
 //! clone: reset signal handling, `setpgid`, join its cgroup, `chdir`, place its pipes, set limits,
 //! exec. So whatever it does cannot race the placement: it has not started yet. Elsewhere (macOS)
 //! std's `Command` spawns it, with limits in a `pre_exec`.
+//!
+//! A child on a terminal leads a new session instead (`setsid`, so it still leads its process
+//! group), and the slave side of a pseudo-terminal opened here, sized before the spawn, becomes
+//! its controlling terminal and its stdin, stdout and stderr. The master is our end: read, it is
+//! the output; written, it is the keyboard.
 
-use crate::core::command::{Limits, SpawnSpec, StdinMode};
+use crate::core::command::{Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::error::{errno_name, CoreError, CoreResult};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -19,9 +24,13 @@ pub(crate) struct Launched {
     pub pid: u32,
     /// None where the platform has no pidfd (then the root is waited for by pid).
     pub pidfd: Option<Arc<OwnedFd>>,
+    /// The pipe of stdout, or the terminal's master for a child on a terminal.
     pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
+    /// None for a child on a terminal: its stderr is the terminal too.
+    pub stderr: Option<OwnedFd>,
     pub stdin: Option<OwnedFd>,
+    /// The terminal's master, for window-size changes and the foreground group.
+    pub terminal: Option<OwnedFd>,
 }
 
 /// Where the child goes before it runs: the `cgroup.procs` of its own cgroup.
@@ -39,10 +48,85 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// A pseudo-terminal pair, both ends close-on-exec (the child gets the slave by `dup2`), the
+/// slave not yet anybody's controlling terminal, the window size already set.
+fn open_pty(size: &Pty) -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let last = std::io::Error::last_os_error;
+    // SAFETY: plain system calls on descriptors we own; `name` outlives the calls that use it.
+    unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        if m < 0 {
+            return Err(last());
+        }
+        let master = OwnedFd::from_raw_fd(m);
+        // Some platforms ignore O_CLOEXEC here; a master inherited by a child would keep the
+        // terminal from hanging up when the session ends.
+        libc::fcntl(m, libc::F_SETFD, libc::FD_CLOEXEC);
+        if libc::grantpt(m) != 0 || libc::unlockpt(m) != 0 {
+            return Err(last());
+        }
+        let name = slave_name(m)?;
+        let s = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        if s < 0 {
+            return Err(last());
+        }
+        let slave = OwnedFd::from_raw_fd(s);
+        set_window_size(&master, size.cols, size.rows)?;
+        Ok((master, slave))
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn slave_name(master: libc::c_int) -> std::io::Result<std::ffi::CString> {
+    let mut buf = [0 as libc::c_char; 128];
+    // SAFETY: buf is valid for its length; ptsname_r NUL-terminates on success.
+    if unsafe { libc::ptsname_r(master, buf.as_mut_ptr(), buf.len()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: NUL-terminated by ptsname_r.
+    Ok(unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_owned())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn slave_name(master: libc::c_int) -> std::io::Result<std::ffi::CString> {
+    // TIOCPTYGNAME: the thread-safe ptsname of macOS (128 bytes).
+    let mut buf = [0 as libc::c_char; 128];
+    // SAFETY: buf is the 128 bytes the ioctl fills, NUL-terminated.
+    if unsafe { libc::ioctl(master, libc::TIOCPTYGNAME as _, buf.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: NUL-terminated by the ioctl.
+    Ok(unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_owned())
+}
+
+/// TIOCSWINSZ on a terminal's master: the kernel sends SIGWINCH to its foreground group.
+pub(crate) fn set_window_size(master: &OwnedFd, cols: u16, rows: u16) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let ws = libc::winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: ioctl with a valid winsize on a descriptor we own.
+    if unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ as _, &ws) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub(crate) fn launch(spec: &SpawnSpec, placement: Placement<'_>) -> CoreResult<Launched> {
     spec.validate()?;
     let program = spec.resolve_program()?;
     let fail = |e: std::io::Error| spawn_error(spec, &program, e);
+    if let Some(size) = &spec.pty {
+        let (master, slave) = open_pty(size).map_err(fail)?;
+        let (pid, pidfd) = imp::spawn(spec, &program, [&slave, &slave, &slave], true, placement).map_err(fail)?;
+        // Our copy of the slave goes now: the master reads EIO (its end of file) once the
+        // session's last holder has closed it.
+        drop(slave);
+        let stdin = match spec.stdin {
+            StdinMode::Pipe => Some(master.try_clone().map_err(fail)?),
+            StdinMode::Ignore => None,
+        };
+        let terminal = Some(master.try_clone().map_err(fail)?);
+        return Ok(Launched { pid, pidfd: pidfd.map(Arc::new), stdout: master, stderr: None, stdin, terminal });
+    }
     let (out_r, out_w) = pipe().map_err(fail)?;
     let (err_r, err_w) = pipe().map_err(fail)?;
     let (in_r, in_w) = match spec.stdin {
@@ -52,8 +136,8 @@ pub(crate) fn launch(spec: &SpawnSpec, placement: Placement<'_>) -> CoreResult<L
         }
         StdinMode::Ignore => (std::fs::File::open("/dev/null").map_err(fail)?.into(), None),
     };
-    let (pid, pidfd) = imp::spawn(spec, &program, [&in_r, &out_w, &err_w], placement).map_err(fail)?;
-    Ok(Launched { pid, pidfd: pidfd.map(Arc::new), stdout: out_r, stderr: err_r, stdin: in_w })
+    let (pid, pidfd) = imp::spawn(spec, &program, [&in_r, &out_w, &err_w], false, placement).map_err(fail)?;
+    Ok(Launched { pid, pidfd: pidfd.map(Arc::new), stdout: out_r, stderr: Some(err_r), stdin: in_w, terminal: None })
 }
 
 fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -> CoreError {
@@ -118,6 +202,8 @@ mod imp {
         envp: Vec<*const libc::c_char>,
         cwd: CString,
         fds: [RawFd; 3],
+        /// Lead a new session whose controlling terminal is fd 0 (then fds are a terminal's slave).
+        session: bool,
         cgroup_procs: RawFd,
         limits: Limits,
         has_limits: bool,
@@ -141,6 +227,7 @@ mod imp {
         spec: &SpawnSpec,
         program: &Path,
         fds: [&OwnedFd; 3],
+        session: bool,
         placement: Placement<'_>,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let argv_c: Vec<CString> = spec.argv.iter().map(|a| cstr(a.as_bytes())).collect::<Result<_, _>>()?;
@@ -156,6 +243,7 @@ mod imp {
             envp,
             cwd: cstr(spec.cwd.as_os_str().as_bytes())?,
             fds: [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()],
+            session,
             cgroup_procs: placement.cgroup_procs.map_or(-1, |f| f.as_raw_fd()),
             limits: spec.limits,
             has_limits: spec.limits != Limits::default(),
@@ -224,7 +312,13 @@ mod imp {
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
             libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-            if libc::setpgid(0, 0) != 0 {
+            // A new session also makes a new process group led by the child, so group signals,
+            // timeouts and the watchdog treat it as any other root.
+            if a.session {
+                if libc::setsid() < 0 {
+                    return fail(a);
+                }
+            } else if libc::setpgid(0, 0) != 0 {
                 return fail(a);
             }
             if a.cgroup_procs >= 0 && libc::write(a.cgroup_procs, b"0".as_ptr().cast(), 1) != 1 {
@@ -245,6 +339,9 @@ mod imp {
                 if libc::dup2(*fd, target as libc::c_int) < 0 {
                     return fail(a);
                 }
+            }
+            if a.session && libc::ioctl(0, libc::TIOCSCTTY as _, 0) != 0 {
+                return fail(a);
             }
             // Last: a descriptor limit below our pipes' numbers would refuse the moves above.
             if a.has_limits {
@@ -269,6 +366,7 @@ mod imp {
         spec: &SpawnSpec,
         program: &Path,
         fds: [&OwnedFd; 3],
+        session: bool,
         _placement: Placement<'_>,
     ) -> std::io::Result<(u32, Option<OwnedFd>)> {
         let stdio = |fd: &OwnedFd| -> std::io::Result<Stdio> { Ok(Stdio::from(fd.try_clone()?)) };
@@ -278,10 +376,22 @@ mod imp {
             .env_clear()
             .envs(os_env(&spec.env))
             .current_dir(&spec.cwd)
-            .process_group(0)
             .stdin(stdio(fds[0])?)
             .stdout(stdio(fds[1])?)
             .stderr(stdio(fds[2])?);
+        if session {
+            // SAFETY: the closure runs in the forked child and only makes system calls.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        } else {
+            cmd.process_group(0);
+        }
         if spec.limits != Limits::default() {
             let limits = spec.limits;
             // SAFETY: the closure runs in the forked child and only makes system calls.

@@ -25,10 +25,12 @@ pub struct Stdin {
 
 impl Stdin {
     /// Starts the writer task for `fd` (none for an ignored stdin). Inside a tokio runtime.
-    pub fn start(pid: u32, mode: StdinMode, fd: Option<OwnedFd>) -> Self {
+    /// With `terminal`, `fd` is a terminal's master: EOF is the terminal's EOF character, not a
+    /// close (closing our end would not reach the program, which reads the slave).
+    pub fn start(pid: u32, mode: StdinMode, fd: Option<OwnedFd>, terminal: bool) -> Self {
         let tx = fd.map(|fd| {
             let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(writer(pid, fd, rx));
+            tokio::spawn(writer(pid, fd, rx, terminal));
             tx
         });
         Self { pid, mode, tx: Mutex::new(tx), closed: AtomicBool::new(false) }
@@ -76,7 +78,7 @@ impl Stdin {
     }
 }
 
-async fn writer(pid: u32, fd: OwnedFd, mut rx: mpsc::UnboundedReceiver<Op>) {
+async fn writer(pid: u32, fd: OwnedFd, mut rx: mpsc::UnboundedReceiver<Op>, terminal: bool) {
     let Ok(mut pipe) = pipe::AsyncPipe::new(fd) else {
         return;
     };
@@ -94,8 +96,14 @@ async fn writer(pid: u32, fd: OwnedFd, mut rx: mpsc::UnboundedReceiver<Op>) {
                 let _ = reply.send(r);
             }
             Op::Close(reply) => {
+                // ^D at the start of a line: the program's read returns 0 (in the usual mode).
+                let r = if terminal {
+                    pipe.write_all(b"\x04").await.map_err(|e| CoreError::StdinWrite { pid, reason: e.to_string() })
+                } else {
+                    Ok(())
+                };
                 drop(pipe);
-                let _ = reply.send(Ok(()));
+                let _ = reply.send(r);
                 // Writes queued after a close fail: their senders see the channel closed.
                 return;
             }

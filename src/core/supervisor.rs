@@ -53,14 +53,33 @@ pub fn spawn_with_pump(
             return Err(e);
         }
     };
-    watchdog::register(launched.pid as i32, cgroup.as_ref().map(|cg| cg.dir.as_path()));
-    let proc = Arc::new(Process::new(&spec, id, owner, launched.pid, launched.pidfd.clone(), launched.stdin, cgroup));
+    // A contained tree needs no entry of its own: the watchdog kills the parent cgroup, and with
+    // it every tree, should Node die.
+    if cgroup.is_none() {
+        watchdog::register(launched.pid as i32);
+    }
+    let proc = Arc::new(Process::new(
+        &spec,
+        id,
+        owner,
+        launched.pid,
+        launched.pidfd.clone(),
+        launched.stdin,
+        launched.terminal,
+        cgroup,
+    ));
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
     if let Some(wake) = pump {
         proc.output.set_pump(wake, true);
     }
-    let streams_left = Arc::new(AtomicU8::new(2));
-    for (fd, stream) in [(launched.stdout, Stream::Stdout), (launched.stderr, Stream::Stderr)] {
+    let mut streams = vec![(launched.stdout, Stream::Stdout)];
+    match launched.stderr {
+        Some(fd) => streams.push((fd, Stream::Stderr)),
+        // On a terminal everything arrives as stdout; stderr is complete, and empty, from the start.
+        None => proc.output.end_stream(Stream::Stderr),
+    }
+    let streams_left = Arc::new(AtomicU8::new(streams.len() as u8));
+    for (fd, stream) in streams {
         let p = proc.clone();
         let left = streams_left.clone();
         tokio::spawn(async move {
@@ -152,7 +171,9 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
     let outcome = p.state().outcome().unwrap_or_default();
     p.output.close(EventBody::Exited(outcome));
     p.release_cgroup();
-    watchdog::unregister(p.pid as i32);
+    if p.cgroup_dir.is_none() {
+        watchdog::unregister(p.pid as i32);
+    }
     p.update(|s| {
         s.done = Some(outcome);
         s.ended_at_ms = Some(now_ms());

@@ -8,27 +8,23 @@ use std::io::Write;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-// Entries are `pid` or `pid:cgroup-dir`; `p dir` names a parent cgroup to remove at the end.
-// At the end: SIGKILL to each group, its root (should it have left the group) and its cgroup,
-// then the cgroups are removed once their members are gone.
+// Entries are process group ids; `p dir` names a parent cgroup. At the end: SIGKILL to each
+// group and its root (should it have left the group), and to each parent cgroup's whole subtree
+// (`cgroup.kill`), then the cgroups are removed once their members are gone.
 const SCRIPT: &str = r#"trap '' INT TERM HUP QUIT PIPE
 pids=''
 parents=''
 while read -r op p; do
   case "$op" in
     +) pids="$pids $p" ;;
-    -) n=''; for q in $pids; do [ "${q%%:*}" = "$p" ] || n="$n $q"; done; pids=$n ;;
+    -) n=''; for q in $pids; do [ "$q" = "$p" ] || n="$n $q"; done; pids=$n ;;
     p) parents="$parents $p" ;;
   esac
 done
-for q in $pids; do
-  g=${q%%:*}
-  kill -9 -"$g" "$g" 2>/dev/null
-  case $q in *:*) echo 1 > "${q#*:}/cgroup.kill" 2>/dev/null ;; esac
-done
+for d in $parents; do echo 1 > "$d/cgroup.kill" 2>/dev/null; done
+for q in $pids; do kill -9 -"$q" "$q" 2>/dev/null; done
 gone() { i=0; while ! rmdir "$1" 2>/dev/null && [ -d "$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; }
-for q in $pids; do case $q in *:*) gone "${q#*:}" ;; esac; done
-for d in $parents; do for c in "$d"/*/; do [ -d "$c" ] && echo 1 > "$c/cgroup.kill" 2>/dev/null && gone "$c"; done; gone "$d"; done
+for d in $parents; do for c in "$d"/*/; do [ -d "$c" ] && gone "$c"; done; gone "$d"; done
 "#;
 
 fn pipe() -> &'static Mutex<Option<ChildStdin>> {
@@ -58,15 +54,12 @@ fn send(line: &str) {
     }
 }
 
-/// Lists a process group (and its root, whose pid is the group id), with its cgroup if it has one.
-pub fn register(pgid: i32, cgroup: Option<&std::path::Path>) {
-    match cgroup {
-        Some(dir) => send(&format!("+ {pgid}:{}\n", dir.display())),
-        None => send(&format!("+ {pgid}\n")),
-    }
+/// Lists a process group (and its root, whose pid is the group id).
+pub fn register(pgid: i32) {
+    send(&format!("+ {pgid}\n"));
 }
 
-/// A parent cgroup to remove when Node is gone.
+/// A parent cgroup whose subtree is killed, and which is removed, when Node is gone.
 pub fn register_parent(dir: &std::path::Path) {
     send(&format!("p {}\n", dir.display()));
 }

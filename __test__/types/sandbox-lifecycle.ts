@@ -1,0 +1,32 @@
+// Typings of NativeLocalSandbox's lifetime, checkpoints and reconnection (procvisor/mastra).
+import { NativeLocalSandbox, SandboxSnapshotError, type NativeCheckpointReport } from 'procvisor/mastra'
+import { SandboxSnapshotError as RootSnapshotError } from 'procvisor'
+
+export async function sandboxLifecycle(): Promise<void> {
+  const sb = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', timeoutMs: 60_000, snapshotOnStop: true, checkpointName: 'base' })
+  const at: Date | undefined = sb.expiresAt
+  const ms: number | undefined = sb.timeoutMs
+  const on: boolean = sb.snapshotOnStop
+  const name: string | undefined = sb.checkpointName
+  const report: NativeCheckpointReport | undefined = sb.lastCheckpoint
+  const skipped: string[] | undefined = report?.skipped.map((s) => `${s.kind} ${s.path}`)
+  const info = await sb.getInfo()
+  const timeoutAt: Date | undefined = info.timeoutAt
+  await sb.snapshot()
+  const clone: NativeLocalSandbox = sb.clone({ id: 'agent-2' })
+  try {
+    await sb.snapshot()
+  } catch (e) {
+    if (e instanceof SandboxSnapshotError) {
+      const code: 'SANDBOX_SNAPSHOT_FAILED' = e.code
+      const where: string | undefined = e.path
+      void [code, where]
+    }
+  }
+  const same: typeof RootSnapshotError = SandboxSnapshotError
+  // @ts-expect-error timeoutMs is a number of milliseconds
+  new NativeLocalSandbox({ timeoutMs: '5s' })
+  // @ts-expect-error snapshotOnStop is a boolean
+  new NativeLocalSandbox({ snapshotOnStop: 'yes' })
+  void [at, ms, on, name, skipped, timeoutAt, clone, same]
+}

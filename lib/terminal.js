@@ -1,0 +1,87 @@
+'use strict'
+// The Terminals API's face of one process: `Terminal`, returned by `createTerminal()` and
+// `getTerminal()`. A terminal is a process on a pseudo-terminal like any other (kill, close(),
+// containment and the watchdog apply); this face adds the keyboard, the window and the screen.
+
+const errors = require('./errors')
+const observe = require('./observe')
+const { ProcessCore } = require('./core')
+
+class Terminal {
+  /** @internal */
+  constructor(core) {
+    if (!(core instanceof ProcessCore)) {
+      throw errors.invalidOption('Terminal is created by ProcessManager.createTerminal() or getTerminal(), not by new')
+    }
+    this._core = core
+  }
+
+  /** The id of this terminal (also its process id in `getProcess`, and in its cursors). */
+  get id() {
+    return this._core.id
+  }
+
+  /** The OS pid of the program on the terminal: the session leader. */
+  get pid() {
+    return this._core.pid
+  }
+
+  /** ProcessStatus of the program on the terminal. */
+  async status() {
+    this._core.check()
+    return observe.status(this._core)
+  }
+
+  /** Types `data` (raw bytes, or a string as UTF-8); resolves once written. Writes keep their order. */
+  async write(data) {
+    this._core.check()
+    this._core.assertNotExited(this.pid)
+    await this._core.write(data)
+  }
+
+  /** Sets the window size; the foreground job gets SIGWINCH, and the screen follows. */
+  async resize(cols, rows) {
+    this._core.check()
+    this._core.native.resize(cols, rows)
+  }
+
+  /** The terminal's output as a stream of `stdout` events with resumable cursors (see `Process.logs`). */
+  async output(options) {
+    this._core.check()
+    return observe.logs(this._core.native, options)
+  }
+
+  /** Waits until the program and everything it started on the terminal have exited. */
+  async waitForExit(options) {
+    this._core.check()
+    return observe.waitForExit(this._core.native, options)
+  }
+
+  /** Waits until the terminal's output matches `pattern`. */
+  async waitForLog(pattern, options) {
+    this._core.check()
+    return observe.waitForLog(this._core.native, pattern, options)
+  }
+
+  /** SIGINT to the foreground process group (the job in front, not the shell behind it). */
+  async interrupt() {
+    this._core.check()
+    return this._core.native.interrupt()
+  }
+
+  /** Kills the session (SIGKILL to every process on the terminal) and resolves with the exit. */
+  async terminate() {
+    this._core.check()
+    this._core.native.signal(9, true)
+    return observe.waitForExit(this._core.native)
+  }
+
+  /** What the terminal shows now, rendered from its output: `{ cols, rows, lines, cursor, title }`. */
+  async getSnapshot() {
+    this._core.check()
+    const s = this._core.native.snapshot()
+    return { cols: s.cols, rows: s.rows, lines: s.lines, cursor: { row: s.cursorRow, col: s.cursorCol }, title: s.title }
+  }
+}
+
+module.exports = { Terminal }

@@ -1,0 +1,166 @@
+//! Checkpoints of a sandbox's working directory (see `core::snapshot`): the copy runs on the
+//! runtime's blocking pool and its own copying threads, never on the JS thread. A failure is a
+//! `SandboxSnapshotError` that names the path it failed on.
+
+use super::error::js_error;
+use super::realm::Realm;
+use super::value::value_of;
+use crate::core::error::{CoreError, CoreResult};
+use crate::core::snapshot::{self, Report};
+use napi::bindgen_prelude::{FnArgs, Object, PromiseRaw, Unknown};
+use napi::Env;
+use napi_derive::napi;
+use std::path::PathBuf;
+
+/// An entry a copy skipped: sockets, FIFOs and devices hold no data to copy.
+#[napi(object, object_from_js = false)]
+pub struct NativeSkippedEntry {
+    /// Relative to the root of the copy.
+    pub path: String,
+    /// "socket", "fifo", "character device" or "block device".
+    pub kind: String,
+}
+
+/// What one capture or restore did.
+#[napi(object, object_from_js = false)]
+pub struct NativeCopyReport {
+    pub files: f64,
+    pub directories: f64,
+    pub symlinks: f64,
+    pub bytes: f64,
+    /// Files cloned (FICLONE): their data shares extents with the source.
+    pub reflinked: f64,
+    pub skipped: Vec<NativeSkippedEntry>,
+    pub duration_ms: f64,
+}
+
+impl From<Report> for NativeCopyReport {
+    fn from(r: Report) -> Self {
+        Self {
+            files: r.files as f64,
+            directories: r.directories as f64,
+            symlinks: r.symlinks as f64,
+            bytes: r.bytes as f64,
+            reflinked: r.reflinked as f64,
+            skipped: r
+                .skipped
+                .into_iter()
+                .map(|s| NativeSkippedEntry { path: s.path, kind: s.kind.to_string() })
+                .collect(),
+            duration_ms: r.duration_ms,
+        }
+    }
+}
+
+/// The sandbox lifecycle options as the core read them.
+#[napi(object, object_from_js = false)]
+pub struct NativeLifecycleOptions {
+    pub timeout_ms: Option<f64>,
+    pub snapshot_on_stop: bool,
+}
+
+/// Checks a sandbox's `timeoutMs` and `snapshotOnStop` by the core's rule.
+#[napi(ts_args_type = "options: unknown")]
+pub fn check_lifecycle_options(env: &Env, options: Unknown<'_>) -> napi::Result<NativeLifecycleOptions> {
+    let o = snapshot::lifecycle_options(&value_of(&options)?).map_err(|e| js_error(env, e))?;
+    Ok(NativeLifecycleOptions { timeout_ms: o.timeout_ms, snapshot_on_stop: o.snapshot_on_stop })
+}
+
+/// Checks a checkpoint name by the rule Mastra's `LocalSandbox` uses for the same directory
+/// (`[A-Za-z0-9][A-Za-z0-9._-]*`, no `..`).
+#[napi]
+pub fn check_checkpoint_name(env: &Env, name: String) -> napi::Result<()> {
+    snapshot::check_name(&name).map_err(|e| js_error(env, e))
+}
+
+/// The typed error of a failed checkpoint, with the path, the system call and the OS error on
+/// it, so a program need not read them out of the message.
+fn snapshot_error(env: &Env, e: CoreError) -> napi::Error {
+    let CoreError::SnapshotFailed { path, syscall, errno, .. } = &e else {
+        return js_error(env, e);
+    };
+    let made = (|| -> napi::Result<napi::Error> {
+        let realm = env.get_instance_data::<Realm>()?.ok_or_else(|| napi::Error::from_reason("no realm"))?;
+        let factory = realm.error_factory.borrow_back(env)?;
+        let obj: Unknown = factory.call(FnArgs::from((e.code().to_string(), e.to_string(), e.os_code(), *errno)))?;
+        // SAFETY: the factory returns an Error instance, an object.
+        let mut o: Object = unsafe { obj.cast()? };
+        o.set("path", path.as_str())?;
+        o.set("syscall", syscall.as_str())?;
+        Ok(napi::Error::from(obj))
+    })();
+    made.unwrap_or_else(|_| js_error(env, e))
+}
+
+/// Runs `work` on the blocking pool and settles the promise on the JS thread. `work` owns
+/// everything it uses.
+fn off_thread<'env, T, V>(
+    env: &'env Env,
+    work: impl FnOnce() -> CoreResult<T> + Send + 'static,
+    convert: impl FnOnce(T) -> V + 'static,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: napi::bindgen_prelude::ToNapiValue,
+{
+    env.spawn_future_with_callback(async move { Ok(tokio::task::spawn_blocking(work).await) }, move |env, r| match r {
+        Ok(Ok(v)) => Ok(convert(v)),
+        Ok(Err(e)) => Err(snapshot_error(env, e)),
+        Err(join) => Err(napi::Error::from_reason(format!("checkpoint copy stopped: {join}"))),
+    })
+}
+
+fn threads(n: Option<u32>) -> usize {
+    n.filter(|n| *n > 0).map_or_else(snapshot::default_threads, |n| n.min(64) as usize)
+}
+
+/// Captures `workingDirectory` as checkpoint `name` under `checkpointsDirectory` (a copy to a
+/// temporary sibling, renamed into place; the previous checkpoint stays intact on any failure),
+/// recorded as made by `owner` when given.
+#[napi(ts_return_type = "Promise<NativeCopyReport>")]
+pub fn capture_checkpoint<'env>(
+    env: &'env Env,
+    working_directory: String,
+    checkpoints_directory: String,
+    name: String,
+    owner: Option<String>,
+    threads_count: Option<u32>,
+) -> napi::Result<PromiseRaw<'env, NativeCopyReport>> {
+    let n = threads(threads_count);
+    off_thread(
+        env,
+        move || {
+            let (wd, cps) = (PathBuf::from(working_directory), PathBuf::from(checkpoints_directory));
+            snapshot::capture(&wd, &cps, &name, owner.as_deref(), n)
+        },
+        NativeCopyReport::from,
+    )
+}
+
+/// Restores the checkpoint directory into `workingDirectory`, which must exist and be empty; on
+/// failure it is left empty again.
+#[napi(ts_return_type = "Promise<NativeCopyReport>")]
+pub fn restore_checkpoint<'env>(
+    env: &'env Env,
+    checkpoint_directory: String,
+    working_directory: String,
+    threads_count: Option<u32>,
+) -> napi::Result<PromiseRaw<'env, NativeCopyReport>> {
+    let n = threads(threads_count);
+    off_thread(
+        env,
+        move || snapshot::restore(&PathBuf::from(checkpoint_directory), &PathBuf::from(working_directory), n),
+        NativeCopyReport::from,
+    )
+}
+
+/// Deletes the checkpoints under `checkpointsDirectory` that `owner` made and that nobody has
+/// captured over since; resolves with their names.
+#[napi(ts_return_type = "Promise<string[]>")]
+pub fn remove_owned_checkpoints<'env>(
+    env: &'env Env,
+    checkpoints_directory: String,
+    owner: String,
+) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
+    off_thread(env, move || snapshot::remove_owned(&PathBuf::from(checkpoints_directory), &owner), |v| v)
+}
