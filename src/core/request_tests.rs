@@ -1,0 +1,119 @@
+//! The rules of `request.rs`, value by value.
+
+use super::*;
+
+fn obj(props: &[(&str, Value)]) -> Value {
+    Value::Object(props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.into())
+}
+
+fn req(command: Value, options: Value) -> Value {
+    obj(&[("command", command), ("options", options), ("cwd", s("/tmp")), ("env", Value::Array(vec![]))])
+}
+
+#[test]
+fn a_shell_command_runs_under_sh_with_the_defaults() {
+    let l = parse(Face::Shell, &req(s("echo hi"), Value::Undefined)).unwrap();
+    assert_eq!(l.spec.argv, vec!["/bin/sh", "-c", "echo hi"]);
+    assert_eq!(l.spec.retain_bytes, Some(1024 * 1024));
+    assert_eq!(l.spec.stdin, StdinMode::Pipe);
+    assert_eq!(l.spec.timeout_ms, None);
+}
+
+#[test]
+fn durations_round_up_and_zero_means_none() {
+    let l = parse(Face::Argv, &req(Value::Array(vec![s("true")]), obj(&[("timeout", Value::Number(1.5))]))).unwrap();
+    assert_eq!(l.spec.timeout_ms, Some(2));
+    let l = parse(Face::Argv, &req(Value::Array(vec![s("true")]), obj(&[("timeout", Value::Number(0.0))]))).unwrap();
+    assert_eq!(l.spec.timeout_ms, None);
+    for bad in [Value::Number(-1.0), Value::Number(f64::NAN), Value::Number(f64::INFINITY), s("100"), obj(&[])] {
+        let e = parse(Face::Argv, &req(Value::Array(vec![s("true")]), obj(&[("timeout", bad)]))).unwrap_err();
+        assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+    }
+}
+
+#[test]
+fn env_layers_merge_and_undefined_drops() {
+    let layers = Value::Array(vec![obj(&[("PATH", s("/bin")), ("A", s("1"))]), obj(&[("A", s("2"))])]);
+    let r = obj(&[
+        ("command", Value::Array(vec![s("true")])),
+        ("options", obj(&[("env", obj(&[("PATH", Value::Undefined)]))])),
+        ("cwd", s("/tmp")),
+        ("env", layers),
+    ]);
+    assert_eq!(parse(Face::Argv, &r).unwrap().spec.env, vec![("A".to_string(), "2".to_string())]);
+}
+
+#[test]
+fn bad_values_get_their_own_codes() {
+    let argv = |v: Value| parse(Face::Argv, &req(v, Value::Undefined)).unwrap_err().code();
+    assert_eq!(argv(s("ls")), "INVALID_PROCESS_COMMAND");
+    assert_eq!(argv(Value::Array(vec![])), "INVALID_PROCESS_COMMAND");
+    assert_eq!(argv(Value::Array(vec![s("echo"), Value::Number(5.0)])), "INVALID_PROCESS_COMMAND");
+    let opt = |o: Value| parse(Face::Shell, &req(s("true"), o)).unwrap_err().code();
+    assert_eq!(opt(Value::Number(42.0)), "INVALID_PROCESS_OPTION");
+    assert_eq!(opt(obj(&[("cwd", Value::Number(5.0))])), "INVALID_PROCESS_CWD");
+    assert_eq!(opt(obj(&[("env", Value::Array(vec![]))])), "INVALID_PROCESS_ENVIRONMENT");
+    assert_eq!(opt(obj(&[("env", obj(&[("A", Value::Null)]))])), "INVALID_PROCESS_ENVIRONMENT");
+    assert_eq!(opt(obj(&[("maxRetainedBytes", Value::Number(1.5))])), "INVALID_PROCESS_OPTION");
+    assert_eq!(opt(obj(&[("stdinMode", s("inherit"))])), "INVALID_PROCESS_OPTION");
+    assert_eq!(opt(obj(&[("limits", obj(&[("nice", Value::Number(5.0))]))])), "INVALID_PROCESS_OPTION");
+    assert_eq!(opt(obj(&[("limits", obj(&[("openFiles", Value::Number(2f64.powi(64)))]))])), "INVALID_PROCESS_OPTION");
+}
+
+#[test]
+fn a_terminal_has_a_size_and_a_term() {
+    let argv = || Value::Array(vec![s("sh")]);
+    let l = parse(Face::Argv, &req(argv(), obj(&[("pty", Value::Bool(true))]))).unwrap();
+    assert_eq!(l.spec.pty, Some(Pty { cols: 80, rows: 24, term: "xterm-256color".into() }));
+    assert_eq!(l.spec.env_var("TERM"), Some("xterm-256color"));
+    let o = obj(&[
+        ("pty", obj(&[("cols", Value::Number(100.0)), ("term", s("vt100"))])),
+        ("env", obj(&[("TERM", s("dumb"))])),
+    ]);
+    let l = parse(Face::Shell, &req(s("true"), o)).unwrap();
+    assert_eq!(l.spec.pty.as_ref().map(|p| (p.cols, p.rows)), Some((100, 24)));
+    assert_eq!(l.spec.env_var("TERM"), Some("dumb"), "the call's TERM wins");
+    for bad in [
+        Value::Number(1.0),
+        s("yes"),
+        obj(&[("cols", Value::Number(0.0))]),
+        obj(&[("rows", Value::Number(65536.0))]),
+        obj(&[("cols", Value::Number(1.5))]),
+        obj(&[("term", s("../x"))]),
+        obj(&[("term", s(""))]),
+    ] {
+        let e = parse(Face::Argv, &req(argv(), obj(&[("pty", bad)]))).unwrap_err();
+        assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+    }
+    assert_eq!(window_size(&Value::Number(100.0), &Value::Number(30.0)), Ok((100, 30)));
+    assert!(window_size(&Value::Number(100.0), &Value::Undefined).is_err());
+    assert!(window_size(&Value::Number(-1.0), &Value::Number(30.0)).is_err());
+}
+
+#[test]
+fn a_terminal_runs_the_shell_unless_told_otherwise() {
+    let r = |o: Value| obj(&[("options", o), ("cwd", s("/tmp")), ("env", Value::Array(vec![]))]);
+    let l = parse(Face::Terminal, &r(Value::Undefined)).unwrap();
+    assert_eq!(l.spec.argv, vec!["/bin/sh"]);
+    assert_eq!(l.spec.pty.as_ref().map(|p| (p.cols, p.rows)), Some((80, 24)));
+    assert_eq!(l.spec.stdin, StdinMode::Pipe);
+    let o = obj(&[("command", Value::Array(vec![s("top")])), ("cols", Value::Number(120.0))]);
+    let l = parse(Face::Terminal, &r(o)).unwrap();
+    assert_eq!(l.spec.argv, vec!["top"]);
+    assert_eq!(l.spec.pty.map(|p| p.cols), Some(120));
+    assert_eq!(parse(Face::Terminal, &r(obj(&[("command", s("top"))]))).unwrap_err().code(), "INVALID_PROCESS_COMMAND");
+    assert_eq!(
+        parse(Face::Terminal, &r(obj(&[("rows", Value::Number(0.0))]))).unwrap_err().code(),
+        "INVALID_PROCESS_OPTION"
+    );
+}
+
+#[test]
+fn paths_resolve_as_node_does() {
+    assert_eq!(resolve(Path::new("/a/b"), "../c/./d"), PathBuf::from("/a/c/d"));
+    assert_eq!(resolve(Path::new("/a"), "/x/.."), PathBuf::from("/"));
+}
