@@ -88,6 +88,17 @@ for (const mode of ['cgroup', 'process-group']) {
       assert.equal(alive(grandchild), false)
     })
 
+    test('launches after a kill are not harmed by it', async () => {
+      // A cgroup that cgroup.kill emptied kills whatever is later born into it, so it must not be
+      // handed to the next launch.
+      for (let i = 0; i < 3; i++) {
+        const victim = await pm.exec(['sleep', '300'])
+        await victim.kill(9)
+        assert.equal((await victim.waitForExit()).signal, 9)
+        for (let j = 0; j < 3; j++) assert.deepEqual(await (await pm.exec(['sh', '-c', 'exit 3'])).waitForExit(), { code: 3, timedOut: false })
+      }
+    })
+
     const escapes = mode === 'cgroup' ? false : 'NOT RUN under process groups: a descendant that left the group is out of their reach (use containment cgroup)'
     for (const [name, argv] of Object.entries(ESCAPEES)) {
       test.describe(`${name} (leaves the process group)`, { skip: escapes }, () => {

@@ -36,6 +36,8 @@ pub(crate) struct Launched {
 /// Where the child goes before it runs: the `cgroup.procs` of its own cgroup.
 pub(crate) struct Placement<'a> {
     pub cgroup_procs: Option<&'a OwnedFd>,
+    /// The cgroup's directory, for `clone3(CLONE_INTO_CGROUP)`: the child is born in it.
+    pub cgroup_dir: Option<&'a OwnedFd>,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -237,14 +239,14 @@ mod imp {
         argv.push(std::ptr::null());
         let mut envp: Vec<*const libc::c_char> = env_c.iter().map(|c| c.as_ptr()).collect();
         envp.push(std::ptr::null());
-        let args = ChildArgs {
+        let mut args = ChildArgs {
             program: cstr(program.as_os_str().as_bytes())?,
             argv,
             envp,
             cwd: cstr(spec.cwd.as_os_str().as_bytes())?,
             fds: [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()],
             session,
-            cgroup_procs: placement.cgroup_procs.map_or(-1, |f| f.as_raw_fd()),
+            cgroup_procs: -1,
             limits: spec.limits,
             has_limits: spec.limits != Limits::default(),
             err: AtomicI32::new(0),
@@ -253,7 +255,8 @@ mod imp {
         let pid = STACK_MEM.with(|stack| {
             let mut stack = stack.borrow_mut();
             // The stack grows down from its 16-byte aligned top.
-            let top = (stack.as_mut_ptr() as usize + STACK) & !15;
+            let base = stack.as_mut_ptr() as usize;
+            let top = (base + STACK) & !15;
             // SAFETY: all signals are blocked around the clone, so no handler of this process
             // runs on the child's stack before the child has reset them; `args` outlives the
             // child's use of it (CLONE_VFORK returns once the child has exec'd or exited).
@@ -262,19 +265,43 @@ mod imp {
                 let mut old: libc::sigset_t = std::mem::zeroed();
                 libc::sigfillset(&mut all);
                 libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-                let pid = libc::clone(
-                    child,
-                    top as *mut c_void,
-                    libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
-                    &args as *const ChildArgs as *mut c_void,
-                    &mut pidfd as *mut libc::c_int,
-                );
-                let e = std::io::Error::last_os_error();
+                // Born in its cgroup where the kernel can (Linux 5.7, x86_64): joining it after
+                // the clone is a migration, which waits for an RCU grace period (10-20 ms)
+                // whenever this process has forked recently.
+                let mut pid = match placement.cgroup_dir {
+                    Some(dir) => clone3::spawn_into(dir.as_raw_fd(), base, top - base, &mut pidfd, &args),
+                    None => -libc::ENOSYS as libc::c_long,
+                };
+                if pid < 0
+                    && -pid as libc::c_int != libc::ENOSYS
+                    && placement.cgroup_dir.is_some()
+                    && -pid as libc::c_int != libc::EINVAL
+                    && -pid as libc::c_int != libc::E2BIG
+                    && -pid as libc::c_int != libc::EOPNOTSUPP
+                {
+                    // A real failure (EAGAIN, ENOMEM…): no fallback would do better.
+                    let e = std::io::Error::from_raw_os_error(-pid as libc::c_int);
+                    libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                    return Err(e);
+                }
+                if pid < 0 {
+                    args.cgroup_procs = placement.cgroup_procs.map_or(-1, |f| f.as_raw_fd());
+                    pid = libc::clone(
+                        child,
+                        top as *mut c_void,
+                        libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
+                        &args as *const ChildArgs as *mut c_void,
+                        &mut pidfd as *mut libc::c_int,
+                    ) as libc::c_long;
+                    if pid < 0 {
+                        pid = -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as libc::c_long);
+                    }
+                }
                 libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
                 if pid < 0 {
-                    Err(e)
+                    Err(std::io::Error::from_raw_os_error(-pid as libc::c_int))
                 } else {
-                    Ok(pid)
+                    Ok(pid as libc::pid_t)
                 }
             }
         })?;
@@ -288,6 +315,97 @@ mod imp {
             return Err(std::io::Error::from_raw_os_error(err));
         }
         Ok((pid as u32, pidfd))
+    }
+
+    mod clone3 {
+        //! `clone3(CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP)`. glibc 2.36 has no
+        //! wrapper, and a child that shares our memory must start on its own stack, which a plain
+        //! `syscall()` cannot do: the system call and the jump to the child's function are one
+        //! piece of assembly, as in glibc's own clone.
+        use super::{child, ChildArgs};
+        use std::ffi::c_void;
+
+        #[repr(C)]
+        struct CloneArgs {
+            flags: u64,
+            pidfd: u64,
+            child_tid: u64,
+            parent_tid: u64,
+            exit_signal: u64,
+            stack: u64,
+            stack_size: u64,
+            tls: u64,
+            set_tid: u64,
+            set_tid_size: u64,
+            cgroup: u64,
+        }
+
+        const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+        /// The child's pid, or minus the errno (-ENOSYS where this is not available).
+        #[cfg(target_arch = "x86_64")]
+        pub(super) unsafe fn spawn_into(
+            cgroup: libc::c_int,
+            stack: usize,
+            size: usize,
+            pidfd: &mut libc::c_int,
+            args: &ChildArgs,
+        ) -> libc::c_long {
+            let mut ca = CloneArgs {
+                flags: (libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD) as u64 | CLONE_INTO_CGROUP,
+                pidfd: pidfd as *mut libc::c_int as u64,
+                child_tid: 0,
+                parent_tid: 0,
+                exit_signal: libc::SIGCHLD as u64,
+                stack: stack as u64,
+                stack_size: size as u64,
+                tls: 0,
+                set_tid: 0,
+                set_tid_size: 0,
+                cgroup: cgroup as u64,
+            };
+            let f: extern "C" fn(*mut c_void) -> libc::c_int = child;
+            let ret: libc::c_long;
+            // SAFETY: the kernel starts the child at the next instruction with rsp at the top of
+            // `stack` (16-byte aligned by the caller) and every register but rax, rcx, r11 as
+            // ours: it calls `child(args)` and exits with its result; it never returns here. The
+            // parent is suspended until the child execs or exits (CLONE_VFORK).
+            unsafe {
+                std::arch::asm!(
+                    "syscall",
+                    "test rax, rax",
+                    "jnz 2f",
+                    "xor ebp, ebp",
+                    "mov rdi, r13",
+                    "call r12",
+                    "mov edi, eax",
+                    "mov eax, 60",
+                    "syscall",
+                    "ud2",
+                    "2:",
+                    inlateout("rax") libc::SYS_clone3 => ret,
+                    in("rdi") &mut ca as *mut CloneArgs,
+                    in("rsi") std::mem::size_of::<CloneArgs>(),
+                    in("r12") f,
+                    in("r13") args as *const ChildArgs as *mut c_void,
+                    lateout("rcx") _,
+                    lateout("r11") _,
+                    options(nostack),
+                );
+            }
+            ret
+        }
+
+        #[cfg(not(target_arch = "x86_64"))]
+        pub(super) unsafe fn spawn_into(
+            _cgroup: libc::c_int,
+            _stack: usize,
+            _size: usize,
+            _pidfd: &mut libc::c_int,
+            _args: &ChildArgs,
+        ) -> libc::c_long {
+            -(libc::ENOSYS as libc::c_long)
+        }
     }
 
     /// The child, between the clone and the exec. System calls only: it shares the parent's

@@ -44,7 +44,13 @@ pub fn spawn_with_pump(
     pump: Option<Box<dyn Fn() + Send + Sync>>,
 ) -> CoreResult<Arc<Process>> {
     let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
-    let launched = match spawn::launch(&spec, spawn::Placement { cgroup_procs: cgroup.as_ref().map(Cgroup::procs) }) {
+    let launched = match spawn::launch(
+        &spec,
+        spawn::Placement {
+            cgroup_procs: cgroup.as_ref().map(Cgroup::procs),
+            cgroup_dir: cgroup.as_ref().map(Cgroup::dir_fd),
+        },
+    ) {
         Ok(l) => l,
         Err(e) => {
             if let Some(cg) = cgroup {
