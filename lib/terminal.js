@@ -6,10 +6,13 @@
 const errors = require('./errors')
 const observe = require('./observe')
 const { ProcessCore } = require('./core')
+const { ProcessView } = require('./view')
 
-class Terminal {
+/** The Processes API's reading methods (status, waitForExit, waitForLog…) come from ProcessView. */
+class Terminal extends ProcessView {
   /** @internal */
   constructor(core) {
+    super()
     if (!(core instanceof ProcessCore)) {
       throw errors.invalidOption('Terminal is created by ProcessManager.createTerminal() or getTerminal(), not by new')
     }
@@ -26,12 +29,6 @@ class Terminal {
     return this._core.pid
   }
 
-  /** ProcessStatus of the program on the terminal. */
-  async status() {
-    this._core.check()
-    return observe.status(this._core)
-  }
-
   /** Types `data` (raw bytes, or a string as UTF-8); resolves once written. Writes keep their order. */
   async write(data) {
     this._core.check()
@@ -45,22 +42,13 @@ class Terminal {
     this._core.native.resize(cols, rows)
   }
 
-  /** The terminal's output as a stream of `stdout` events with resumable cursors (see `Process.logs`). */
+  /**
+   * The terminal's output as a stream of `stdout` events with resumable cursors: `logs()` under
+   * the Terminals API's name (a terminal has no separate buffered `output()`).
+   */
   async output(options) {
     this._core.check()
     return observe.logs(this._core.native, options)
-  }
-
-  /** Waits until the program and everything it started on the terminal have exited. */
-  async waitForExit(options) {
-    this._core.check()
-    return observe.waitForExit(this._core.native, options)
-  }
-
-  /** Waits until the terminal's output matches `pattern`. */
-  async waitForLog(pattern, options) {
-    this._core.check()
-    return observe.waitForLog(this._core.native, pattern, options)
   }
 
   /** SIGINT to the foreground process group (the job in front, not the shell behind it). */
