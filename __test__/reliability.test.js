@@ -139,9 +139,9 @@ const badFile = path.join(tmp, 'bad.bin')
 fs.writeFileSync(badFile, BAD)
 
 /** Deterministic pseudo-random bytes (xorshift32). */
-function noise(n, seed = 0x9e3779b9) {
+function noise(n, start = 0x9e3779b9) {
   const out = Buffer.alloc(n)
-  let x = seed
+  let x = start
   for (let i = 0; i < n; i++) {
     x ^= x << 13
     x ^= x >>> 17
