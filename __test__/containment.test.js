@@ -46,6 +46,32 @@ function cgroupsOf(pid) {
   return fs.readdirSync(base).filter((d) => d.startsWith(`procvisor-${pid}-`))
 }
 
+/**
+ * CPU time, in ns, of each thread that runs procvisor's supervisors (its runtime's, named
+ * `tokio-*`), from their schedstat. The whole process's `cpuUsage()` would also count V8's
+ * garbage collection of the launches' garbage, which runs seconds later at a time of its own and
+ * is no cost of the idle trees; nothing of procvisor runs on the JS thread while no process
+ * writes output or changes state.
+ */
+function runtimeThreads() {
+  const ns = new Map()
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      if (!fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').startsWith('tokio')) continue
+      ns.set(tid, Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]))
+    } catch {}
+  }
+  assert.ok(ns.size > 0, "procvisor's runtime threads are found by name")
+  return ns
+}
+
+/** The ms of CPU the runtime's threads used since `before`; a thread born since counts whole. */
+function runtimeCpuMsSince(before) {
+  let ns = 0
+  for (const [tid, now] of runtimeThreads()) ns += now - (before.get(tid) || 0)
+  return ns / 1e6
+}
+
 let cgroupReason = null
 try {
   new ProcessManager({ containment: 'cgroup' })
@@ -164,21 +190,22 @@ for (const mode of ['cgroup', 'process-group']) {
       }
     })
 
-    test('200 live trees whose roots exited cost at most 1% of one core', async () => {
+    test('200 live trees whose roots exited cost procvisor at most 1% of one core', async (t) => {
       const own = new ProcessManager({ containment: mode, env: { PROCVISOR_MARKER: marker } })
+      t.after(() => own.close())
       const procs = []
       for (let i = 0; i < 200; i++) procs.push(await own.exec(['sh', '-c', 'sleep 300 & exit 0']))
       assert.equal(await eventually(() => procs.every((p) => !alive(p.pid)), 10_000), true, 'every root exited')
       // The steady state is measured: a member's re-checks (has it left the group?) back off to
-      // one every 5 s, so the first seconds after the roots exited cost a little more.
+      // one every 5 s, so the first seconds after the roots exited cost a little more. The window
+      // covers a full round of re-checks.
       await new Promise((r) => setTimeout(r, 5500))
-      const before = process.cpuUsage()
-      await new Promise((r) => setTimeout(r, 3000))
-      const used = process.cpuUsage(before)
-      const ms = (used.user + used.system) / 1000
-      assert.ok(ms <= 30, `${ms.toFixed(1)} ms of CPU in 3 s (${(ms / 30).toFixed(2)}% of a core)`)
+      const before = runtimeThreads()
+      await new Promise((r) => setTimeout(r, 6000))
+      const ms = runtimeCpuMsSince(before)
+      t.diagnostic(`procvisor's threads: ${ms.toFixed(1)} ms of CPU in 6 s`)
+      assert.ok(ms <= 60, `${ms.toFixed(1)} ms of CPU in 6 s (${(ms / 60).toFixed(2)}% of a core)`)
       for (const p of procs) assert.equal((await p.status()).state, 'running')
-      await own.close()
     })
 
     test('no cgroup is left behind after close() and after 10,000 spawns', async () => {
@@ -203,17 +230,36 @@ for (const mode of ['cgroup', 'process-group']) {
   })
 }
 
+/** A copy of the files `require('procvisor')` loads, in a fresh directory readable by every user. */
+function readableCopy(t) {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'procvisor-pkg-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const top = path.join(__dirname, '..')
+  const files = ['package.json', 'index.js', 'binding.js', 'lib', ...fs.readdirSync(top).filter((f) => f.endsWith('.node'))]
+  for (const f of files) fs.cpSync(path.join(top, f), path.join(dir, f), { recursive: true })
+  const open = (p) => {
+    fs.chmodSync(p, fs.statSync(p).isDirectory() ? 0o755 : 0o644)
+    if (fs.statSync(p).isDirectory()) for (const e of fs.readdirSync(p)) open(path.join(p, e))
+  }
+  open(dir)
+  return dir
+}
+
 test("containment 'cgroup' where there is none is a typed error that says why", (t) => {
   const root = process.getuid() === 0
   if (root && spawn('setpriv', ['--version']).pid === undefined) return t.skip('NOT RUN: needs setpriv to run as a user without a cgroup')
   // As "nobody", the cgroup hierarchy is not writable: no cgroup to give.
   const drop = root ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+  // The user the test runs as may not reach this checkout (a clone under a 0700 home): a copy of
+  // the package's runtime files in a directory anyone can read is loaded instead.
+  const pkg = root ? readableCopy(t) : path.join(__dirname, '..')
   const script = `
-    const { ProcessManager } = require(${JSON.stringify(path.join(__dirname, '..'))})
+    const { ProcessManager } = require(${JSON.stringify(pkg)})
     const auto = new ProcessManager().containment
     try { new ProcessManager({ containment: 'cgroup' }); console.log(JSON.stringify({ auto })) }
     catch (e) { console.log(JSON.stringify({ auto, name: e.name, code: e.code, message: e.message })) }`
   const r = require('node:child_process').spawnSync(drop[0] || process.execPath, [...drop.slice(1), ...(drop.length ? [process.execPath] : []), '-e', script], { encoding: 'utf8', cwd: '/' })
+  assert.equal(r.status, 0, `the check ran: ${r.stderr}`)
   const out = JSON.parse(r.stdout.trim().split('\n').pop())
   if (!root && !out.code) return t.skip(`NOT RUN: this user has a delegated cgroup (${out.auto})`)
   assert.equal(out.auto, 'process-group')

@@ -8,8 +8,8 @@
 //! - the group then waits for those pidfds to become readable (the member exited), which costs
 //!   nothing while they live, and scans again only when all of them are gone, since a member may
 //!   have forked new ones;
-//! - members still alive are re-checked now and then, backing off to every `RECHECK` (one `stat`
-//!   read each), because one may have left the group (`setsid`, `setpgid`) and is then no longer
+//! - members still alive are re-checked now and then, backing off to every `RECHECK` (one
+//!   `getpgid` each), because one may have left the group (`setsid`, `setpgid`) and is then no longer
 //!   ours to wait for.
 //!
 //! So a group whose grandchild sleeps for an hour costs one scan and one descriptor, not a scan of
@@ -22,7 +22,7 @@ use std::time::Duration;
 /// How often, at most, a member that is still alive is checked for having left the group. The
 /// checks start at `FIRST_RECHECK` and back off to this: a member that leaves at once (a shell's
 /// `setsid cmd &`, seen by the scan before its `setsid`) is let go quickly, and one that lives on
-/// costs one `stat` read every few seconds.
+/// costs one `getpgid` call every few seconds.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const RECHECK: Duration = Duration::from_secs(5);
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -115,7 +115,11 @@ mod linux {
                     }
                     _ = tokio::time::sleep(recheck) => {
                         recheck = (recheck * 4).min(RECHECK);
-                        members.retain(|m| matches!(stat(m.pid), Some((pgrp, live)) if pgrp == group.pgid && live));
+                        // One `getpgid` a member, no read of `/proc`: a member that exited is
+                        // either gone (ESRCH) or a zombie, whose pidfd is readable and is let go
+                        // when its turn comes at the head of the list.
+                        // SAFETY: a plain query.
+                        members.retain(|m| unsafe { libc::getpgid(m.pid) } == group.pgid);
                     }
                 }
             }
@@ -208,9 +212,14 @@ mod linux {
 
     /// (process group, alive) of `pid`, from `/proc/<pid>/stat`.
     fn stat(pid: i32) -> Option<(i32, bool)> {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        use std::io::Read;
+        // One read: the fields wanted come within the first few hundred bytes (the command name
+        // is at most 64), where `read_to_string` would probe with several small reads.
+        let mut buf = [0u8; 512];
+        let n = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?.read(&mut buf).ok()?;
+        let s = &buf[..n];
         // The fields after the command name, which is in parentheses and may hold anything.
-        let rest = &s[s.rfind(')')? + 1..];
+        let rest = std::str::from_utf8(&s[s.iter().rposition(|&b| b == b')')? + 1..]).ok()?;
         let mut fields = rest.split_ascii_whitespace();
         let state = fields.next()?;
         let _ppid = fields.next();
