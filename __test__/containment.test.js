@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { ProcessManager, InvalidProcessOptionError } = require('..')
-const { alive, eventually, markedPids } = require('./helpers')
+const { alive, eventually, markedPids, readablePackageCopy } = require('./helpers')
 const { ESCAPEES } = require('./containment-cases')
 
 
@@ -230,21 +230,6 @@ for (const mode of ['cgroup', 'process-group']) {
   })
 }
 
-/** A copy of the files `require('procvisor')` loads, in a fresh directory readable by every user. */
-function readableCopy(t) {
-  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'procvisor-pkg-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const top = path.join(__dirname, '..')
-  const files = ['package.json', 'index.js', 'binding.js', 'lib', ...fs.readdirSync(top).filter((f) => f.endsWith('.node'))]
-  for (const f of files) fs.cpSync(path.join(top, f), path.join(dir, f), { recursive: true })
-  const open = (p) => {
-    fs.chmodSync(p, fs.statSync(p).isDirectory() ? 0o755 : 0o644)
-    if (fs.statSync(p).isDirectory()) for (const e of fs.readdirSync(p)) open(path.join(p, e))
-  }
-  open(dir)
-  return dir
-}
-
 test("containment 'cgroup' where there is none is a typed error that says why", (t) => {
   const root = process.getuid() === 0
   if (root && spawn('setpriv', ['--version']).pid === undefined) return t.skip('NOT RUN: needs setpriv to run as a user without a cgroup')
@@ -252,7 +237,7 @@ test("containment 'cgroup' where there is none is a typed error that says why", 
   const drop = root ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
   // The user the test runs as may not reach this checkout (a clone under a 0700 home): a copy of
   // the package's runtime files in a directory anyone can read is loaded instead.
-  const pkg = root ? readableCopy(t) : path.join(__dirname, '..')
+  const pkg = root ? readablePackageCopy(t) : path.join(__dirname, '..')
   const script = `
     const { ProcessManager } = require(${JSON.stringify(pkg)})
     const auto = new ProcessManager().containment

@@ -54,4 +54,27 @@ function rssBytes() {
   return Number(/VmRSS:\s+(\d+) kB/.exec(s)[1]) * 1024
 }
 
-module.exports = { alive, eventually, markedPids, pidsWith, rssBytes }
+/**
+ * A copy of the files `require('procvisor')` loads, plus `extra` paths of this checkout (each at
+ * the same relative place), in a fresh directory every user can read; removed after test `t`.
+ * A test that runs Node as another user ("nobody") loads this copy: the checkout itself may sit
+ * under a directory only its owner can enter.
+ */
+function readablePackageCopy(t, extra = []) {
+  const os = require('node:os')
+  const path = require('node:path')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-pkg-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const top = path.join(__dirname, '..')
+  const files = ['package.json', 'index.js', 'binding.js', 'lib', ...fs.readdirSync(top).filter((f) => f.endsWith('.node')), ...extra]
+  for (const f of files) fs.cpSync(path.join(top, f), path.join(dir, f), { recursive: true })
+  const open = (p) => {
+    const isDir = fs.statSync(p).isDirectory()
+    fs.chmodSync(p, isDir ? 0o755 : 0o644)
+    if (isDir) for (const e of fs.readdirSync(p)) open(path.join(p, e))
+  }
+  open(dir)
+  return dir
+}
+
+module.exports = { alive, eventually, markedPids, pidsWith, readablePackageCopy, rssBytes }

@@ -11,6 +11,7 @@ const { spawnSync } = require('node:child_process')
 const procvisor = require('..')
 const { ProcessManager, liveProcessCount } = procvisor
 const soak = require('../soak/scenarios')
+const { readablePackageCopy } = require('./helpers')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-rel-'))
 const pm = new ProcessManager({ workingDirectory: tmp })
@@ -287,7 +288,9 @@ test.describe('resources', () => {
       return
     }
     const drop = root ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
-    const result = runExhaust(['prlimit', '--nproc=40', ...drop, process.execPath, EXHAUST, 'procs'])
+    // "nobody" may not enter this checkout: it runs the fixture from a readable copy.
+    const fixture = root ? path.join(readablePackageCopy(t, ['__test__/fixtures/exhaust.js']), '__test__/fixtures/exhaust.js') : EXHAUST
+    const result = runExhaust(['prlimit', '--nproc=40', ...drop, process.execPath, fixture, 'procs'])
     assert.notEqual(result.uid, 0)
     assertExhausted(result, 'EAGAIN')
   })
