@@ -53,3 +53,21 @@ pub fn live_process_count() -> u32 {
 pub fn trim_cgroups() {
     crate::core::cgroup::trim_pool();
 }
+
+/// The credentials of the peer of a connected Unix socket.
+#[napi(object, object_from_js = false)]
+pub struct NativePeerCredentials {
+    /// The peer's pid where the platform reports it (Linux), else absent.
+    pub pid: Option<i32>,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The kernel's word on who is at the other end of the Unix socket `fd` (`SO_PEERCRED`, or
+/// `getpeereid` on macOS). A persistent sandbox's supervisor refuses every uid but its own.
+#[napi]
+pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
+    let c = crate::core::peer::peer_credentials(fd)
+        .map_err(|e| napi::Error::from_reason(format!("cannot read the credentials of socket {fd}: {e}")))?;
+    Ok(NativePeerCredentials { pid: c.pid, uid: c.uid, gid: c.gid })
+}

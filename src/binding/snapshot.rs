@@ -57,13 +57,18 @@ impl From<Report> for NativeCopyReport {
 pub struct NativeLifecycleOptions {
     pub timeout_ms: Option<f64>,
     pub snapshot_on_stop: bool,
+    pub persistent: bool,
 }
 
-/// Checks a sandbox's `timeoutMs` and `snapshotOnStop` by the core's rule.
+/// Checks a sandbox's `timeoutMs`, `snapshotOnStop` and `persistent` by the core's rule.
 #[napi(ts_args_type = "options: unknown")]
 pub fn check_lifecycle_options(env: &Env, options: Unknown<'_>) -> napi::Result<NativeLifecycleOptions> {
     let o = snapshot::lifecycle_options(&value_of(&options)?).map_err(|e| js_error(env, e))?;
-    Ok(NativeLifecycleOptions { timeout_ms: o.timeout_ms, snapshot_on_stop: o.snapshot_on_stop })
+    Ok(NativeLifecycleOptions {
+        timeout_ms: o.timeout_ms,
+        snapshot_on_stop: o.snapshot_on_stop,
+        persistent: o.persistent,
+    })
 }
 
 /// Checks a checkpoint name by the rule Mastra's `LocalSandbox` uses for the same directory

@@ -10,6 +10,7 @@ pub mod group;
 pub mod liveness;
 pub mod output;
 pub mod output_log;
+pub mod peer;
 pub mod pipe;
 pub mod process;
 pub mod readiness;

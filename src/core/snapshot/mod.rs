@@ -47,10 +47,16 @@ pub struct Report {
 pub struct LifecycleOptions {
     pub timeout_ms: Option<f64>,
     pub snapshot_on_stop: bool,
+    pub persistent: bool,
 }
 
-/// Reads `timeoutMs` (absent, or a positive finite number) and `snapshotOnStop` (absent or a
-/// boolean) from a sandbox's options object.
+/// The lifetime of a persistent sandbox that names none: nothing may run forever with nobody
+/// attached, and five minutes is the default of the cloud sandboxes this lifecycle follows.
+pub const PERSISTENT_DEFAULT_TIMEOUT_MS: f64 = 300_000.0;
+
+/// Reads `timeoutMs` (absent, or a positive finite number), `snapshotOnStop` and `persistent`
+/// (absent or booleans) from a sandbox's options object. A persistent sandbox always has a
+/// lifetime: `PERSISTENT_DEFAULT_TIMEOUT_MS` when it names none.
 pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
     let timeout_ms = match v.get("timeoutMs") {
         Value::Undefined => None,
@@ -72,7 +78,18 @@ pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
             ))
         }
     };
-    Ok(LifecycleOptions { timeout_ms, snapshot_on_stop })
+    let persistent = match v.get("persistent") {
+        Value::Undefined => false,
+        Value::Bool(b) => *b,
+        other => {
+            return Err(CoreError::invalid_option(
+                "persistent",
+                format!("persistent must be a boolean, got {}", other.describe()),
+            ))
+        }
+    };
+    let timeout_ms = if persistent { Some(timeout_ms.unwrap_or(PERSISTENT_DEFAULT_TIMEOUT_MS)) } else { timeout_ms };
+    Ok(LifecycleOptions { timeout_ms, snapshot_on_stop, persistent })
 }
 
 /// Mastra's rule for checkpoint names, so that both read the same directory the same way.

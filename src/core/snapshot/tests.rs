@@ -322,7 +322,19 @@ fn lifecycle_options_are_read_by_one_rule() {
     let obj = |k: &str, v: Value| Value::Object(vec![(k.to_string(), v)]);
     assert_eq!(
         lifecycle_options(&Value::Object(vec![])).unwrap(),
-        LifecycleOptions { timeout_ms: None, snapshot_on_stop: false }
+        LifecycleOptions { timeout_ms: None, snapshot_on_stop: false, persistent: false }
+    );
+    // A persistent sandbox always has a lifetime: five minutes unless it names one.
+    let persistent = lifecycle_options(&obj("persistent", Value::Bool(true))).unwrap();
+    assert_eq!((persistent.persistent, persistent.timeout_ms), (true, Some(300_000.0)));
+    let both = Value::Object(vec![
+        ("persistent".to_string(), Value::Bool(true)),
+        ("timeoutMs".to_string(), Value::Number(2_000.0)),
+    ]);
+    assert_eq!(lifecycle_options(&both).unwrap().timeout_ms, Some(2_000.0));
+    assert_eq!(
+        lifecycle_options(&obj("persistent", Value::String("yes".into()))).unwrap_err().code(),
+        "INVALID_PROCESS_OPTION"
     );
     assert_eq!(lifecycle_options(&obj("timeoutMs", Value::Number(1.5))).unwrap().timeout_ms, Some(1.5));
     assert!(lifecycle_options(&obj("snapshotOnStop", Value::Bool(true))).unwrap().snapshot_on_stop);
