@@ -918,6 +918,42 @@ export declare class SandboxSnapshotError extends ProcessError {
   /** The OS error number. */
   readonly errno?: number
 }
+/**
+ * `SANDBOX_SUPERVISOR_LOST`: a persistent sandbox (`procvisor/mastra`'s `NativeLocalSandbox`
+ * with `persistent: true`) has no supervisor to speak to: it died, its lifetime ended, it was
+ * stopped elsewhere, or this object is not attached (never started, detached). Raised by the
+ * next call; pending `wait()`s reject with it. `start()` attaches again, or starts a new
+ * supervisor.
+ */
+export declare class SandboxSupervisorLostError extends ProcessError {
+  /** Always `'SANDBOX_SUPERVISOR_LOST'`. */
+  readonly code: 'SANDBOX_SUPERVISOR_LOST'
+  /** The same code on the class, for `err.code === SandboxSupervisorLostError.code`. */
+  static readonly code: 'SANDBOX_SUPERVISOR_LOST'
+}
+/**
+ * `SANDBOX_PROTOCOL_MISMATCH`: a persistent sandbox's supervisor and this Node process speak
+ * different protocol versions (the message names both procvisor versions). They refuse each
+ * other before anything else is exchanged, so neither misreads the other; stop the old sandbox
+ * with the procvisor that started it, or let its lifetime end.
+ */
+export declare class SandboxProtocolError extends ProcessError {
+  /** Always `'SANDBOX_PROTOCOL_MISMATCH'`. */
+  readonly code: 'SANDBOX_PROTOCOL_MISMATCH'
+  /** The same code on the class, for `err.code === SandboxProtocolError.code`. */
+  static readonly code: 'SANDBOX_PROTOCOL_MISMATCH'
+}
+/**
+ * `SANDBOX_ACCESS_DENIED`: a persistent sandbox's socket is not this user's alone: its directory
+ * is not owned by this user with mode 0700, the socket is served by another uid, or the
+ * supervisor refused a client of another uid (checked with the kernel, not with file modes).
+ */
+export declare class SandboxAccessError extends ProcessError {
+  /** Always `'SANDBOX_ACCESS_DENIED'`. */
+  readonly code: 'SANDBOX_ACCESS_DENIED'
+  /** The same code on the class, for `err.code === SandboxAccessError.code`. */
+  static readonly code: 'SANDBOX_ACCESS_DENIED'
+}
 /** `INVALID_PROCESS_OPTION`: an option of the wrong type or out of range. A RangeError. */
 export declare class InvalidProcessOptionError extends RangeError {
   /** Always `'INVALID_PROCESS_OPTION'`. */

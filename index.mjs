@@ -32,6 +32,9 @@ export const {
   ProcessOutputTruncatedError,
   SandboxSnapshotError,
   ProcessNoTerminalError,
+  SandboxSupervisorLostError,
+  SandboxProtocolError,
+  SandboxAccessError,
   InvalidProcessOptionError,
 } = m
 export default m

@@ -32,7 +32,7 @@ import type {
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
 import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from './index'
-export { SandboxSnapshotError } from './index'
+export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from './index'
 
 /**
  * Mastra's `ProcessHandle` over one procvisor process.
@@ -57,6 +57,12 @@ export declare class NativeProcessHandle extends ProcessHandle {
    * The procvisor handle underneath: `waitForPort`, `waitForLog`, `logs` (cursor-based,
    * re-readable), `status`, `kill(signal)`. Its own retained `stdout`/`stderr` are empty (Mastra's
    * base class retains the text).
+   *
+   * In a persistent sandbox it is the supervisor's view of the process, with the Processes API
+   * methods only: `status`, `logs`, `output`, `waitForExit`, `waitForLog`, `waitForPort`, `kill`,
+   * `resize`, `sendStdin`, `closeStdin`. The supervisor keeps the log, so a cursor seen in one
+   * Node process resumes in another (`logs({ since: cursor })`). A `signal` ends the wait in this
+   * Node process only; the supervisor's wait ends with its own `timeout` or with the process.
    */
   readonly nativeHandle: ProcvisorProcessHandle
   /**
@@ -105,6 +111,12 @@ export declare class NativeProcessHandle extends ProcessHandle {
  * group gets SIGTERM, then SIGKILL one second later.
  *
  * Usable on its own in any `MastraSandbox`: `new MySandbox({ processes: new NativeProcessManager() })`.
+ *
+ * In a persistent sandbox ({@link NativeLocalSandboxOptions.persistent}) the sandbox's
+ * supervisor starts and keeps the processes, and this manager speaks to it: `list()` and
+ * `get(pid)` also see the processes that other Node processes started. Its handles have the
+ * members of {@link NativeProcessHandle} but are another subclass of Mastra's `ProcessHandle`
+ * (not `instanceof NativeProcessHandle`).
  */
 export declare class NativeProcessManager<TSandbox extends MastraSandbox = MastraLocalSandbox> extends SandboxProcessManager<TSandbox> {
   /**
@@ -137,13 +149,26 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
       pty?: boolean | TerminalOptions
     },
   ): Promise<NativeProcessHandle>
-  /** Every tracked process, running or exited, with its `command`. */
+  /**
+   * Every tracked process, running or exited, with its `command`. In a persistent sandbox:
+   * every process of its supervisor, whichever Node process started it (`[]` while not attached).
+   */
   list(): Promise<ProcessInfo[]>
+  /**
+   * A tracked handle (Mastra's rule: an exited one is pruned on read). In a persistent sandbox,
+   * also a process another Node process started, or this one before a restart: the handle
+   * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
+   * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,
+   * `closeStdin()`, `reader` and `writer` work on it. `undefined` when the sandbox has no such
+   * process.
+   */
+  get(pid: string): Promise<ProcessHandle | undefined>
 }
 
 /**
  * `LocalSandboxOptions`, plus the lifecycle of a hosted sandbox, locally: a maximum lifetime, a
- * checkpoint taken on stop and restored on start. Every Mastra option keeps its meaning.
+ * checkpoint taken on stop and restored on start, processes that outlive Node. Every Mastra
+ * option keeps its meaning.
  */
 export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
   /**
@@ -154,6 +179,12 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
    * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
    * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
+   *
+   * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
+   * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
+   * or without anyone attached: it kills every process, captures the checkpoint with
+   * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
+   * object rejects with `SandboxSupervisorLostError`).
    */
   timeoutMs?: number
   /**
@@ -164,6 +195,23 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * captured. Not a boolean: `InvalidProcessOptionError`.
    */
   snapshotOnStop?: boolean
+  /**
+   * The processes run under a supervisor process of the sandbox's own and outlive this Node
+   * process, until `stop()`, `destroy()` or the end of the lifetime (`timeoutMs`, five minutes by
+   * default). The first `start()` starts the supervisor, detached (outcome `'created'`); a
+   * `start()` in any later Node process of the same user, with the same `id` and working
+   * directory, attaches to it (outcome `'connected'`), and with another working directory throws
+   * `InvalidProcessOptionError` (one id is one sandbox). A Node process that exits, or
+   * `detach()`, leaves the processes running; the connection keeps Node alive only while a call
+   * or a `wait()` is pending.
+   *
+   * One supervisor per id and user, reached over a Unix socket in `$XDG_RUNTIME_DIR/procvisor`
+   * (when this user owns `$XDG_RUNTIME_DIR`), else in `<tmpdir>/procvisor-<uid>`; that directory
+   * must be this user's with mode 0700, and the supervisor refuses clients of another uid
+   * (`SandboxAccessError`). A supervisor killed by SIGKILL takes its processes with it. Not a
+   * boolean: `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
+   */
+  persistent?: boolean
 }
 
 /** What the last capture or restore of a {@link NativeLocalSandbox} did. */
@@ -213,12 +261,15 @@ export interface NativeCheckpointReport {
  *   `kill(pid)` see the same processes with their output so far, and the lifetime is the running
  *   sandbox's. Stopping or destroying either stops both (each runs its own `onStop` hook). A
  *   different `id` is a different sandbox.
+ * - **Persistent sandboxes** (`persistent: true`): the same, across Node processes. The processes
+ *   run under a supervisor of the sandbox's own, and a `start()` in another Node process attaches
+ *   to them (`outcome: 'connected'`): see {@link NativeLocalSandboxOptions.persistent}.
  */
 export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /**
    * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
-   * `snapshotOnStop`; starts nothing. A bad `timeoutMs` or `snapshotOnStop` throws
-   * `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`).
+   * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
+   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`).
    */
   constructor(options?: NativeLocalSandboxOptions)
   /**
@@ -227,8 +278,15 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * tracked processes.
    */
   readonly processes: NativeProcessManager<MastraLocalSandbox>
-  /** The maximum lifetime from `start()` in milliseconds, if one was given. */
+  /**
+   * The maximum lifetime from `start()` in milliseconds, if one was given; with `persistent`,
+   * always set (300000 unless given).
+   */
   readonly timeoutMs: number | undefined
+  /** Whether the processes run under a supervisor of their own and outlive this Node process. */
+  readonly persistent: boolean
+  /** The pid of a persistent sandbox's supervisor while this object is attached to it. */
+  readonly supervisorPid: number | undefined
   /** Whether `stop()` captures the working directory as this sandbox's checkpoint. */
   readonly snapshotOnStop: boolean
   /**
@@ -236,7 +294,11 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * `snapshotOnStop` one made from `id`; `undefined` when there is none.
    */
   readonly checkpointName: string | undefined
-  /** When the running sandbox's lifetime ends; `undefined` when it is not running or has none. */
+  /**
+   * When the running sandbox's lifetime ends; `undefined` when it is not running or has none.
+   * With `persistent`, the supervisor's end of life (set by whichever `start()` started it),
+   * while attached.
+   */
   readonly expiresAt: Date | undefined
   /** What the last capture or restore by this object did; `undefined` before the first. */
   readonly lastCheckpoint: NativeCheckpointReport | undefined
@@ -254,15 +316,26 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   snapshot(): Promise<void>
   /**
    * Mastra's `stop()` (every process killed, mounts unmounted), then the capture when
-   * `snapshotOnStop` is set. Objects joined to the same running sandbox are stopped too.
+   * `snapshotOnStop` is set. Objects joined to the same running sandbox are stopped too. With
+   * `persistent`, the supervisor ends first, with every process of the sandbox, whichever Node
+   * process started them; the other attached objects' next call rejects with
+   * `SandboxSupervisorLostError`.
    */
   stop(): Promise<void>
   /**
    * Mastra's `destroy()`, then the checkpoints this `id` captured are deleted: only those it
    * captured itself (recorded in `checkpointsDirectory/.owner-<name>`) and that nobody captured
-   * over since. `_destroy()` on a sandbox never started deletes them too.
+   * over since. `_destroy()` on a sandbox never started deletes them too. With `persistent`, the
+   * supervisor ends first, with every process, as in `stop()`.
    */
   destroy(): Promise<void>
+  /**
+   * Lets go of a persistent sandbox without stopping it: its processes run on until its lifetime
+   * ends, `status` becomes `'stopped'` here, and a later `start()` (here or in another Node
+   * process) attaches again. Rejects with `InvalidProcessOptionError` on a sandbox that is not
+   * persistent (`stop()` ends that one).
+   */
+  detach(): Promise<void>
   /**
    * Mastra's `getInfo()`; while a lifetime runs, `timeoutAt` (a Date, Mastra's field for it) and
    * `metadata.expiresAt` (ISO 8601) say when it ends.

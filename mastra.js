@@ -24,7 +24,18 @@ const { ProcessHandle: CoreProcessHandle } = require('./lib/handle.js')
 const { processInfo } = require('./lib/handle.js')
 const { launch, listenersOf, mastraExitCode } = require('./lib/core.js')
 const { request } = require('./lib/manager.js')
-const { ProcessStdinUnavailableError, SandboxSnapshotError } = require('./lib/errors.js')
+const {
+  ProcessStdinUnavailableError,
+  SandboxSnapshotError,
+  SandboxSupervisorLostError,
+  SandboxProtocolError,
+  SandboxAccessError,
+  ProcessNotFoundError,
+  invalidOption,
+} = require('./lib/errors.js')
+const { Connection, startSupervisor } = require('./lib/persistent/client.js')
+const { defineRemoteHandle } = require('./lib/persistent/handles.js')
+const { socketPath } = require('./lib/persistent/protocol.js')
 const { binding } = require('./lib/native.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
@@ -223,6 +234,8 @@ function defineMastraClasses(workspace) {
     }
   }
 
+  const RemoteProcessHandle = defineRemoteHandle(ProcessHandle)
+
   /**
    * Mastra `SandboxProcessManager` on procvisor. Mastra's base class wraps `spawn` / `list` / `get`
    * (ensureRunning, the `setEnv` overlay, abort signals, prune-on-read) and provides `kill` and
@@ -255,6 +268,7 @@ function defineMastraClasses(workspace) {
         argv = [wrapped.command, ...wrapped.args]
       }
 
+      if (sandbox && sandbox._persistent) return this._spawnRemote(command, o, { argv, cwd, env: envStrings(env) })
       const handle = new NativeProcessHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
       const launchOptions = {
         argv,
@@ -273,7 +287,53 @@ function defineMastraClasses(workspace) {
 
     /** Every tracked process, running or exited (until released or read once after exit). */
     async list() {
+      if (this.sandbox && this.sandbox._persistent) {
+        // Not attached (never started, stopped, detached): nothing of the sandbox is known here.
+        const conn = this.sandbox._conn
+        return conn ? conn.call('list') : []
+      }
       return [...this._tracked.values()].map(processInfo)
+    }
+
+    /**
+     * A tracked handle; in a persistent sandbox, also a process that another Node process
+     * started (or this one, before a restart), with its retained output.
+     */
+    async get(pid) {
+      const tracked = this._tracked.get(pid)
+      if (tracked || !(this.sandbox && this.sandbox._persistent)) return tracked
+      const conn = this.sandbox._connection()
+      let handle
+      try {
+        await conn.call('attach', { pid: String(pid) }, (answer) => {
+          handle = new RemoteProcessHandle({}, conn, answer)
+        })
+      } catch (e) {
+        if (e instanceof ProcessNotFoundError) return undefined
+        throw e
+      }
+      this._tracked.set(handle.pid, handle)
+      return handle
+    }
+
+    /** Mastra's release; a persistent sandbox's supervisor forgets the process too once it exited. */
+    release(pid) {
+      super.release(pid)
+      const conn = this.sandbox && this.sandbox._persistent ? this.sandbox._conn : undefined
+      if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+    }
+
+    /** @internal A spawn in a persistent sandbox: the supervisor starts it, this process watches. */
+    async _spawnRemote(command, o, spec) {
+      const conn = this.sandbox._connection()
+      const retained = o.maxRetainedBytes === Infinity ? 'Infinity' : o.maxRetainedBytes
+      let handle
+      const args = { command, ...spec, timeout: o.timeout ? o.timeout : undefined, stdinMode: o.stdinMode, pty: o.pty, maxRetainedBytes: retained }
+      await conn.call('spawn', args, (answer) => {
+        handle = new RemoteProcessHandle(o, conn, answer)
+      })
+      this._tracked.set(handle.pid, handle)
+      return handle
     }
   }
 
@@ -300,6 +360,19 @@ function defineMastraClasses(workspace) {
       if (this._snapshotOnStop && this._checkpointName === undefined) this._checkpointName = checkpointNameFor(this.id)
       this._running = undefined
       this._lastCheckpoint = undefined
+      this._persistent = lifecycle.persistent
+      /** @internal The connection to a persistent sandbox's supervisor while attached. */
+      this._conn = undefined
+    }
+
+    /** Whether the processes run under a supervisor of their own and outlive this Node process. */
+    get persistent() {
+      return this._persistent
+    }
+
+    /** The pid of a persistent sandbox's supervisor while this object is attached to it. */
+    get supervisorPid() {
+      return this._conn && !this._conn.lostError ? this._conn.sandbox.pid : undefined
     }
 
     /** The maximum lifetime from `start()` in milliseconds, if there is one. */
@@ -319,7 +392,7 @@ function defineMastraClasses(workspace) {
 
     /** When the running sandbox's lifetime ends; `undefined` when it is not running or has no lifetime. */
     get expiresAt() {
-      const at = this._running?.expiresAt
+      const at = this._persistent ? this._conn?.sandbox?.expiresAt : this._running?.expiresAt
       return at === undefined ? undefined : new Date(at)
     }
 
@@ -333,6 +406,7 @@ function defineMastraClasses(workspace) {
      * is running in this Node process, and this one joins it (outcome `'connected'`).
      */
     async find(options) {
+      if (this._persistent) return this._findSupervisor()
       this._leaveRunning()
       const key = `${this.id}\0${path.resolve(this.workingDirectory)}`
       const found = runningSandboxes.get(key)
@@ -345,6 +419,10 @@ function defineMastraClasses(workspace) {
     }
 
     async connect(handle, options) {
+      if (handle instanceof Connection) {
+        this._attach(handle)
+        return super.connect(this.workingDirectory, options)
+      }
       if (handle instanceof RunningSandbox) {
         this._joinRunning(handle)
         return this._leavingOnError(() => super.connect(this.workingDirectory, options))
@@ -353,7 +431,86 @@ function defineMastraClasses(workspace) {
     }
 
     async create(options) {
+      if (this._persistent) {
+        await super.create(options)
+        return this._attach(await startSupervisor(this._supervisorConfig()))
+      }
       return this._leavingOnError(() => super.create(options))
+    }
+
+    /**
+     * Mastra's start; a persistent sandbox whose supervisor was lost, or that was detached,
+     * attaches again (or starts a new supervisor) rather than report itself still running.
+     */
+    async _start(options) {
+      if (this._persistent && this.status === 'running' && (!this._conn || this._conn.lostError)) this.status = 'stopped'
+      return super._start(options)
+    }
+
+    /**
+     * Lets go of a persistent sandbox without stopping it: its processes run on until its
+     * lifetime ends, and a later `start()` (here or in another Node process) attaches again.
+     */
+    async detach() {
+      if (!this._persistent) throw invalidOption('detach() is for persistent sandboxes (persistent: true); stop() ends this one')
+      const conn = this._conn
+      this._conn = undefined
+      if (conn) conn.close()
+      if (this.status === 'running') this.status = 'stopped'
+    }
+
+    /** @internal The live connection, or the typed error of its loss. */
+    _connection() {
+      const conn = this._conn
+      if (!conn) throw new SandboxSupervisorLostError(`sandbox ${this.id} is not attached; start() attaches it`)
+      if (conn.lostError) throw conn.lostError
+      return conn
+    }
+
+    /** @internal */
+    _supervisorConfig() {
+      return {
+        id: String(this.id),
+        workingDirectory: path.resolve(this.workingDirectory),
+        socketPath: socketPath(this.id),
+        timeoutMs: this._timeoutMs,
+        snapshot: this._snapshotOnStop ? { checkpointsDirectory: this._checkpointsDirectory, checkpointName: this._checkpointName } : null,
+      }
+    }
+
+    /** @internal The supervisor already serving this id, if one answers. */
+    async _findSupervisor() {
+      const conn = await Connection.open(socketPath(this.id))
+      if (!conn) return undefined
+      const wd = path.resolve(this.workingDirectory)
+      if (conn.sandbox.workingDirectory !== wd) {
+        conn.close()
+        throw invalidOption(`sandbox ${this.id} is running in ${conn.sandbox.workingDirectory}, not in ${wd}: one id is one sandbox`)
+      }
+      return conn
+    }
+
+    /** @internal */
+    _attach(conn) {
+      if (this._conn && this._conn !== conn) this._conn.close()
+      this._conn = conn
+      // Handles of an earlier connection speak to a supervisor this object no longer uses.
+      this.processes._tracked = new Map()
+      this.processes._dismissed = new Set()
+      conn.once('lost', (error) => this.logger.warn('The supervisor of a persistent sandbox is gone', { sandbox: this.id, error: error.message }))
+    }
+
+    /** @internal stop() and destroy() of a persistent sandbox: the supervisor ends with its processes. */
+    async _endSupervisor() {
+      const conn = this._conn
+      this._conn = undefined
+      if (!conn || conn.lostError) return
+      try {
+        await conn.call('shutdown')
+      } catch (error) {
+        if (!(error instanceof SandboxSupervisorLostError)) throw error
+      }
+      conn.close()
     }
 
     /**
@@ -362,6 +519,12 @@ function defineMastraClasses(workspace) {
      * Objects that joined the same running sandbox are stopped with it.
      */
     async stop() {
+      if (this._persistent) {
+        await this._endSupervisor()
+        await super.stop()
+        if (this._snapshotOnStop) await this.snapshot()
+        return
+      }
       const { running, ending } = this._leaveRunning({ end: true })
       await super.stop()
       const name = this._checkpointName
@@ -378,6 +541,11 @@ function defineMastraClasses(workspace) {
      * captured over since, is left alone.
      */
     async destroy() {
+      if (this._persistent) {
+        await this._endSupervisor()
+        await super.destroy()
+        return this._removeOwnCheckpoints()
+      }
       const { running, ending } = this._leaveRunning({ end: true })
       if (running) running.destroying = true
       await super.destroy()
@@ -569,6 +737,7 @@ function defineMastraClasses(workspace) {
         checkpointsDirectory,
         ...(this._timeoutMs !== undefined && { timeoutMs: this._timeoutMs }),
         ...(this._snapshotOnStop && { snapshotOnStop: true }),
+        ...(this._persistent && { persistent: true }),
       })
     }
   }
@@ -598,6 +767,9 @@ function load() {
 module.exports = {
   defineMastraClasses,
   shellQuote,
+  SandboxSupervisorLostError,
+  SandboxProtocolError,
+  SandboxAccessError,
   SandboxSnapshotError,
   get NativeProcessHandle() {
     return load().NativeProcessHandle

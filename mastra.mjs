@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { defineMastraClasses, shellQuote, SandboxSnapshotError } = require('./mastra.js')
+const { defineMastraClasses, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./mastra.js')
 
 let workspace
 try {
@@ -24,4 +24,4 @@ export const NativeProcessManager = classes.NativeProcessManager
 export const NativeLocalSandbox = classes.NativeLocalSandbox
 /** Alias of NativeLocalSandbox, for `import { LocalSandbox } from 'procvisor/mastra'`. */
 export const LocalSandbox = classes.NativeLocalSandbox
-export { defineMastraClasses, shellQuote, SandboxSnapshotError }
+export { defineMastraClasses, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError }

@@ -85,3 +85,10 @@ test('a platform without a prebuilt package is named, with the ones that exist',
   assert.match(out.message, /npm run build/)
   assert.match(out.message, /cargo/)
 })
+
+test('the ES module entries export every name of the CommonJS ones', async () => {
+  const cjs = require('..')
+  const esm = await import(path.join(ROOT, 'index.mjs'))
+  assert.deepEqual(Object.keys(esm).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort())
+  for (const k of Object.keys(cjs)) assert.equal(esm[k], cjs[k], k)
+})

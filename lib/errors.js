@@ -35,6 +35,11 @@ const defs = [
   // Sandboxes: a checkpoint that could not be captured, restored or removed (it names the path).
   ['SandboxSnapshotError', 'SANDBOX_SNAPSHOT_FAILED'],
   ['ProcessNoTerminalError', 'PROCESS_NO_TERMINAL'],
+  // Persistent sandboxes: the supervisor went away; the other side speaks another protocol; a
+  // socket or its directory that is not this user's alone, or a peer of another user.
+  ['SandboxSupervisorLostError', 'SANDBOX_SUPERVISOR_LOST'],
+  ['SandboxProtocolError', 'SANDBOX_PROTOCOL_MISMATCH'],
+  ['SandboxAccessError', 'SANDBOX_ACCESS_DENIED'],
 ]
 
 const classes = { ProcessError }
@@ -78,4 +83,9 @@ function invalidOption(message) {
   return new InvalidProcessOptionError(message)
 }
 
-module.exports = { ...classes, fromNative, invalidOption }
+/** The class of a stable `code`, or undefined. */
+function byCodeOf(code) {
+  return byCode.get(code)
+}
+
+module.exports = { ...classes, fromNative, invalidOption, byCode: byCodeOf }

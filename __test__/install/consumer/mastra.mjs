@@ -67,6 +67,24 @@ if (tools) {
   })
 }
 
+await check('a persistent sandbox runs its supervisor from the installed package, and a second object reconnects to it', async () => {
+  const id = `install-check-${process.pid}`
+  const wd = path.join(dir, 'persistent')
+  const first = new NativeLocalSandbox({ id, workingDirectory: wd, persistent: true, timeoutMs: 60_000 })
+  assert.equal((await first.start()).outcome, 'created')
+  const p = await first.processes.spawn('echo from-the-supervisor; sleep 30')
+  await first.detach()
+  const second = new NativeLocalSandbox({ id, workingDirectory: wd, persistent: true })
+  assert.equal((await second.start()).outcome, 'connected')
+  const again = await second.processes.get(p.pid)
+  assert.ok(await eventually(() => again.stdout.includes('from-the-supervisor')), again.stdout)
+  const supervisor = second.supervisorPid
+  const cmdline = fs.readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0')
+  assertProvenance({ resolved: [cmdline[1]] })
+  await second._stop()
+  assert.ok(await eventually(() => !alive(Number(p.pid)) && !alive(supervisor)), 'stop() ended the supervisor and its process')
+})
+
 await workspace.destroy?.().catch(() => {})
 fs.rmSync(dir, { recursive: true, force: true })
 finish()

@@ -1,0 +1,235 @@
+'use strict'
+// A Node process's side of a persistent sandbox: finding or starting the supervisor, and one
+// connection to it that carries calls, replies and the processes' output.
+
+const { EventEmitter } = require('node:events')
+const fs = require('node:fs')
+const net = require('node:net')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { binding } = require('../native')
+const errors = require('../errors')
+const protocol = require('./protocol')
+const { encodeValue, decodeValue } = require('./values')
+
+const SUPERVISOR = path.join(__dirname, 'supervisor.js')
+/** How long a new supervisor may take to serve before its start is reported as failed. */
+const START_TIMEOUT_MS = 15_000
+
+function lost(message) {
+  return new errors.SandboxSupervisorLostError(message)
+}
+
+/**
+ * One connection to a supervisor. Calls are answered in any order (by id); the processes' output
+ * and exits arrive as events. The socket does not keep Node alive by itself: only while a call
+ * or a `hold()` (a pending `wait()`) is outstanding.
+ */
+class Connection extends EventEmitter {
+  constructor(socket, socketPath) {
+    super()
+    this.socket = socket
+    this.socketPath = socketPath
+    this.sandbox = undefined
+    this.pending = new Map()
+    this.nextId = 1
+    this.holds = 0
+    this.closed = false
+    this.lostError = undefined
+    this.ended = undefined
+    this.frames = new protocol.FrameReader()
+    this.subscribers = new Map()
+  }
+
+  /** Connects to the supervisor at `socketPath`; null when none answers there. */
+  static async open(socketPath) {
+    const socket = await new Promise((resolve, reject) => {
+      const s = net.connect(socketPath)
+      s.once('connect', () => resolve(s))
+      s.once('error', (e) => (['ENOENT', 'ECONNREFUSED'].includes(e.code) ? resolve(null) : reject(e)))
+    })
+    if (!socket) return null
+    // The kernel's word on who listens there: a socket of another user is never spoken to.
+    const peer = binding.peerCredentials(socket._handle.fd)
+    if (peer.uid !== process.getuid()) {
+      socket.destroy()
+      throw new errors.SandboxAccessError(`the sandbox socket ${socketPath} is served by uid ${peer.uid}, not by this user (uid ${process.getuid()})`)
+    }
+    const conn = new Connection(socket, socketPath)
+    await conn.greet()
+    return conn
+  }
+
+  greet() {
+    return new Promise((resolve, reject) => {
+      const onClose = () => reject(lost(`the sandbox supervisor at ${this.socketPath} closed the connection before its hello`))
+      this.socket.once('close', onClose)
+      this.socket.on('error', () => {})
+      const onData = (chunk) => {
+        let messages
+        try {
+          messages = this.frames.push(chunk)
+        } catch (e) {
+          this.socket.destroy()
+          reject(e)
+          return
+        }
+        if (messages.length === 0) return
+        const [first, ...rest] = messages
+        this.socket.removeListener('data', onData)
+        this.socket.removeListener('close', onClose)
+        if (first.t === 'refused') {
+          this.socket.destroy()
+          reject(protocol.toError({ name: 'Error', code: first.code, message: first.message }))
+          return
+        }
+        const why = protocol.helloMismatch(first, 'the sandbox supervisor')
+        if (why) {
+          this.socket.destroy()
+          reject(new errors.SandboxProtocolError(why))
+          return
+        }
+        this.sandbox = first.sandbox
+        this.socket.on('data', (c) => this.receive(c))
+        this.socket.on('close', () => this.gone())
+        for (const m of rest) this.dispatch(m)
+        this.idle()
+        resolve()
+      }
+      this.socket.on('data', onData)
+      this.socket.write(protocol.encode(protocol.hello()))
+    })
+  }
+
+  receive(chunk) {
+    let messages
+    try {
+      messages = this.frames.push(chunk)
+    } catch (e) {
+      this.socket.destroy()
+      return
+    }
+    for (const m of messages) this.dispatch(m)
+  }
+
+  dispatch(m) {
+    if (m.t === 'reply') {
+      const p = this.pending.get(m.id)
+      if (!p) return
+      this.pending.delete(m.id)
+      this.idle()
+      if (m.error) p.reject(protocol.toError(m.error))
+      else {
+        const value = decodeValue(m.value)
+        // Runs before the next frame is read: a handle registered here sees every event after.
+        if (p.onReply) p.onReply(value)
+        p.resolve(value)
+      }
+    } else if (m.t === 'event') {
+      if (m.pid !== undefined) this.subscribers.get(String(m.pid))?.(m)
+      else if (m.kind === 'ended') this.ended = m.reason
+    }
+  }
+
+  gone() {
+    if (this.lostError) return
+    const id = this.sandbox?.id
+    const why = { expired: 'its lifetime (timeoutMs) is over', stopped: 'it was stopped', terminated: 'its supervisor was terminated', replaced: 'its socket was taken by another supervisor' }
+    this.lostError = this.closed
+      ? lost(`this object let go of sandbox ${id} (detach() or stop()); start() attaches again`)
+      : this.ended
+        ? lost(`sandbox ${id} has ended: ${why[this.ended] || this.ended}; start() starts it again`)
+        : lost(`the supervisor of sandbox ${id} (pid ${this.sandbox?.pid}) is gone; start() starts a new one`)
+    for (const p of this.pending.values()) p.reject(this.lostError)
+    this.pending.clear()
+    if (!this.closed) this.emit('lost', this.lostError)
+    this.emit('gone', this.lostError)
+  }
+
+  /**
+   * Calls `op` on the supervisor. `onReply` runs with the value as soon as the reply is read,
+   * before any later frame.
+   */
+  call(op, args, onReply) {
+    if (this.lostError) return Promise.reject(this.lostError)
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onReply })
+      this.idle()
+      this.socket.write(protocol.encode({ t: 'call', id, op, args: encodeValue(args) }))
+    })
+  }
+
+  /** Keeps Node alive until the returned function is called (a `wait()` in progress). */
+  hold() {
+    this.holds++
+    this.idle()
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      this.holds--
+      this.idle()
+    }
+  }
+
+  idle() {
+    if (this.socket.destroyed) return
+    if (this.pending.size > 0 || this.holds > 0) this.socket.ref()
+    else this.socket.unref()
+  }
+
+  /** Lets go of the supervisor, which runs on. */
+  close() {
+    this.closed = true
+    this.socket.end()
+    this.socket.unref()
+  }
+}
+
+/**
+ * Starts a supervisor for `config` (detached: it outlives this Node process) and connects to it.
+ * Another start that won the race is joined instead.
+ */
+async function startSupervisor(config) {
+  const log = fs.openSync(`${config.socketPath.replace(/\.sock$/, '')}.log`, 'a', 0o600)
+  let child
+  try {
+    child = spawn(process.execPath, [SUPERVISOR, JSON.stringify(config)], {
+      detached: true,
+      stdio: ['ignore', 'pipe', log],
+      cwd: config.workingDirectory,
+      env: process.env,
+    })
+  } finally {
+    fs.closeSync(log)
+  }
+  const first = await new Promise((resolve, reject) => {
+    let text = ''
+    const timer = setTimeout(() => reject(new errors.ProcessError(`the sandbox supervisor did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS)
+    child.once('error', (e) => {
+      clearTimeout(timer)
+      reject(e)
+    })
+    child.stdout.on('data', (d) => {
+      text += d
+      const nl = text.indexOf('\n')
+      if (nl < 0) return
+      clearTimeout(timer)
+      resolve(JSON.parse(text.slice(0, nl)))
+    })
+    // 'close', not 'exit': the line it printed before exiting is read first.
+    child.once('close', (code, signal) => {
+      clearTimeout(timer)
+      reject(new errors.ProcessError(`the sandbox supervisor exited before serving (code ${code}, signal ${signal}); see ${config.socketPath.replace(/\.sock$/, '.log')}`))
+    })
+  })
+  child.stdout.destroy()
+  child.unref()
+  if (first.error) throw protocol.toError(first.error)
+  const conn = await Connection.open(config.socketPath)
+  if (!conn) throw lost(`the sandbox supervisor for ${config.id} was gone as soon as it started`)
+  return conn
+}
+
+module.exports = { Connection, startSupervisor }

@@ -1,0 +1,226 @@
+'use strict'
+// The processes of a persistent sandbox as this Node process sees them: Mastra handles and
+// Processes API views whose every call goes to the sandbox's supervisor.
+
+const errors = require('../errors')
+const { checkSignal, describe } = require('../util')
+const { binding } = require('../native')
+
+/**
+ * The Processes API of one remote process (`handle.nativeHandle`): the same methods as a local
+ * process's, answered by the supervisor, so cursors from any Node process attached to the sandbox
+ * resume in any other. An `abortSignal` aborts the wait here; the supervisor's wait ends by its
+ * own timeout or with the process.
+ */
+class RemoteProcessView {
+  constructor(conn, pid) {
+    this._conn = conn
+    this._pid = String(pid)
+  }
+
+  get pid() {
+    return this._pid
+  }
+
+  _call(method, ...args) {
+    const options = args[args.length - 1]
+    const signal = options && typeof options === 'object' && !(options instanceof RegExp) ? options.signal : undefined
+    if (signal !== undefined) checkSignal(signal, 'signal')
+    const call = this._conn.call('view', { pid: this._pid, method, args })
+    if (!signal) return call
+    if (signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(new errors.ProcessAbortedError(`${method} was aborted`))
+      signal.addEventListener('abort', onAbort, { once: true })
+      call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+    })
+  }
+
+  status() {
+    return this._call('status')
+  }
+
+  /**
+   * The log as a ReadableStream, read from the supervisor in batches: the same events and
+   * cursors as every other attached Node process sees.
+   */
+  async logs(options) {
+    const o = options === undefined || options === null ? {} : options
+    const signal = typeof o === 'object' ? o.signal : undefined
+    if (signal !== undefined) checkSignal(signal, 'signal')
+    if (signal && signal.aborted) throw new errors.ProcessAbortedError('logs was aborted')
+    const conn = this._conn
+    const stream = await conn.call('logsOpen', { pid: this._pid, options: o })
+    let open = true
+    const close = () => {
+      if (!open) return
+      open = false
+      conn.call('logsClose', { stream }).catch(() => {})
+    }
+    return new ReadableStream(
+      {
+        start(controller) {
+          signal?.addEventListener('abort', () => {
+            close()
+            controller.error(new errors.ProcessAbortedError('logs was aborted'))
+          }, { once: true })
+        },
+        async pull(controller) {
+          try {
+            const read = await conn.call('logsRead', { stream })
+            for (const e of read.events) controller.enqueue(e)
+            if (read.done) {
+              open = false
+              controller.close()
+            }
+          } catch (e) {
+            close()
+            controller.error(e)
+          }
+        },
+        cancel: close,
+      },
+      { highWaterMark: 64 },
+    )
+  }
+
+  output(options) {
+    return this._call('output', options)
+  }
+
+  waitForExit(options) {
+    return this._held(this._call('waitForExit', options))
+  }
+
+  waitForLog(pattern, options) {
+    return this._held(this._call('waitForLog', pattern, options))
+  }
+
+  waitForPort(port, options) {
+    return this._held(this._call('waitForPort', port, options))
+  }
+
+  kill(signal) {
+    if (signal !== undefined) binding.checkSignal(signal)
+    return this._call('kill', signal)
+  }
+
+  resize(cols, rows) {
+    return this._call('resize', cols, rows)
+  }
+
+  async sendStdin(data) {
+    await this._conn.call('stdin', { pid: this._pid, data: Buffer.from(data).toString('base64') })
+  }
+
+  async closeStdin() {
+    await this._conn.call('closeStdin', { pid: this._pid })
+  }
+
+  _held(p) {
+    const release = this._conn.hold()
+    return p.finally(release)
+  }
+}
+
+/**
+ * Builds the Mastra handle class over Mastra's own `ProcessHandle`, whose base retains the text,
+ * calls the listeners and feeds `reader` from what `emitStdout` / `emitStderr` are given.
+ */
+function defineRemoteHandle(ProcessHandle) {
+  class RemoteProcessHandle extends ProcessHandle {
+    /** @internal Created by the sandbox's process manager from the supervisor's answer. */
+    constructor(options, conn, answer) {
+      super(options)
+      this._conn = conn
+      this._pid = String(answer.pid)
+      this.command = answer.command
+      this.exitCode = undefined
+      this._stdinMode = answer.stdinMode === 'ignore' ? 'ignore' : 'pipe'
+      this._view = new RemoteProcessView(conn, this._pid)
+      this._waitPromise = new Promise((resolve, reject) => {
+        this._settle = resolve
+        this._fail = reject
+      })
+      // A wait() that nobody makes must not be an unhandled rejection when the supervisor goes.
+      this._waitPromise.catch(() => {})
+      this._onGone = (e) => this._fail(e)
+      conn.once('gone', this._onGone)
+      conn.subscribers.set(this._pid, (m) => this._event(m))
+      if (answer.stdout) this.emitStdout(answer.stdout)
+      if (answer.stderr) this.emitStderr(answer.stderr)
+      if (answer.result) this._exit(answer.result)
+    }
+
+    /** The OS pid on the sandbox's side, in decimal. */
+    get pid() {
+      return this._pid
+    }
+
+    /** The Processes API view of the same process, served by the supervisor. */
+    get nativeHandle() {
+      return this._view
+    }
+
+    _event(m) {
+      if (m.kind === 'out') {
+        if (m.stream === 0) this.emitStdout(m.data)
+        else this.emitStderr(m.data)
+      } else if (m.kind === 'exit') this._exit(m.result)
+    }
+
+    _exit(result) {
+      if (this.exitCode !== undefined) return
+      this.exitCode = result.exitCode
+      this._conn.subscribers.delete(this._pid)
+      this._conn.removeListener('gone', this._onGone)
+      this._settle({ ...result, stdout: this.stdout, stderr: this.stderr })
+    }
+
+    /** Resolves once the process exited and its output arrived; rejects if the supervisor is lost first. */
+    async wait() {
+      if (this.exitCode !== undefined) return this._waitPromise
+      const release = this._conn.hold()
+      try {
+        return await this._waitPromise
+      } finally {
+        release()
+      }
+    }
+
+    /** SIGKILL to the process's tree (or a numeric signal, 1–64); `false` once it has exited. */
+    async kill(signal) {
+      if (signal !== undefined) binding.checkSignal(signal)
+      if (this.exitCode !== undefined) return false
+      return this._conn.call('kill', { pid: this._pid, signal })
+    }
+
+    async sendStdin(data) {
+      this._stdinCheck()
+      if (typeof data !== 'string' && !Buffer.isBuffer(data) && !(data instanceof Uint8Array)) {
+        throw errors.invalidOption(`stdin data must be a string or bytes, got ${describe(data)}`)
+      }
+      await this._view.sendStdin(data)
+    }
+
+    async closeStdin() {
+      this._stdinCheck()
+      await this._view.closeStdin()
+    }
+
+    async resize(cols, rows) {
+      return this._view.resize(cols, rows)
+    }
+
+    _stdinCheck() {
+      if (this._conn.lostError) throw this._conn.lostError
+      if (this.exitCode !== undefined) {
+        throw new errors.ProcessAlreadyExitedError(`Process ${this._pid} has already exited with code ${this.exitCode}`)
+      }
+      if (this._stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${this._pid} does not have stdin available`)
+    }
+  }
+  return RemoteProcessHandle
+}
+
+module.exports = { RemoteProcessView, defineRemoteHandle }

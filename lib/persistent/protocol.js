@@ -1,0 +1,121 @@
+'use strict'
+// The wire between a persistent sandbox's supervisor and the Node processes attached to it.
+//
+// A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON. The first frame each
+// way is a hello that names the protocol and the package version; a peer that speaks another
+// protocol is refused with a typed error before any other frame is read, so two versions never
+// misread each other. The supervisor's socket lives in a directory only its user can enter, and
+// the supervisor also checks each peer's uid with the kernel (SO_PEERCRED).
+
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const errors = require('../errors')
+
+/** Bumped whenever a frame's meaning changes. */
+const PROTOCOL = 1
+const VERSION = require('../../package.json').version
+/** A frame larger than this is a protocol error, not a reason to allocate without bound. */
+const MAX_FRAME = 64 * 1024 * 1024
+
+function encode(message) {
+  const body = Buffer.from(JSON.stringify(message), 'utf8')
+  const head = Buffer.allocUnsafe(4)
+  head.writeUInt32BE(body.length, 0)
+  return Buffer.concat([head, body])
+}
+
+/** Reassembles frames from a byte stream. `push` returns the messages completed by `chunk`. */
+class FrameReader {
+  constructor() {
+    this.chunks = []
+    this.size = 0
+  }
+
+  push(chunk) {
+    this.chunks.push(chunk)
+    this.size += chunk.length
+    const out = []
+    while (this.size >= 4) {
+      const buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
+      this.chunks = [buf]
+      const len = buf.readUInt32BE(0)
+      if (len > MAX_FRAME) throw new errors.SandboxProtocolError(`a frame of ${len} bytes is over the limit of ${MAX_FRAME}`)
+      if (buf.length < 4 + len) break
+      out.push(JSON.parse(buf.subarray(4, 4 + len).toString('utf8')))
+      const rest = buf.subarray(4 + len)
+      this.chunks = rest.length > 0 ? [rest] : []
+      this.size = rest.length
+    }
+    return out
+  }
+}
+
+function hello(extra) {
+  return { t: 'hello', protocol: PROTOCOL, version: VERSION, ...extra }
+}
+
+/** Why a hello from the other side cannot be accepted, or null. */
+function helloMismatch(message, from) {
+  if (!message || message.t !== 'hello') return `${from} did not begin with a hello frame`
+  if (message.protocol !== PROTOCOL) {
+    return `${from} speaks protocol ${message.protocol} (procvisor ${message.version}); this one speaks protocol ${PROTOCOL} (procvisor ${VERSION})`
+  }
+  return null
+}
+
+/**
+ * The directory of this user's supervisor sockets: `$XDG_RUNTIME_DIR/procvisor` when that is
+ * ours, else `procvisor-<uid>` under the temp directory. Created 0700; one that exists with
+ * another owner or with access for others is refused, since its sockets could be anyone's.
+ */
+function socketDirectory() {
+  const uid = process.getuid()
+  const runtime = process.env.XDG_RUNTIME_DIR
+  let base = null
+  if (runtime && path.isAbsolute(runtime)) {
+    try {
+      const st = fs.statSync(runtime)
+      if (st.isDirectory() && st.uid === uid) base = path.join(runtime, 'procvisor')
+    } catch {}
+  }
+  const dir = base || path.join(os.tmpdir(), `procvisor-${uid}`)
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 })
+  } catch (e) {
+    if (e.code !== 'EEXIST') throw new errors.SandboxAccessError(`cannot create the sandbox socket directory ${dir}: ${e.message}`)
+  }
+  const st = fs.lstatSync(dir)
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) {
+    throw new errors.SandboxAccessError(
+      `the sandbox socket directory ${dir} must be a directory owned by uid ${uid} with mode 0700 (it has uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)})`,
+    )
+  }
+  return dir
+}
+
+/** The socket of the supervisor of sandbox `id` (one per id and user); short enough for sun_path. */
+function socketPath(id, dir = socketDirectory()) {
+  const digest = crypto.createHash('sha256').update(String(id)).digest('hex').slice(0, 32)
+  return path.join(dir, `sandbox-${digest}.sock`)
+}
+
+/** A plain, JSON-safe description of an error, rebuilt on the other side by `toError`. */
+function fromError(e) {
+  if (!(e instanceof Error)) return { name: 'Error', message: String(e) }
+  const out = { name: e.name, message: e.message }
+  for (const k of ['code', 'osCode', 'errno', 'path', 'syscall']) if (e[k] !== undefined) out[k] = e[k]
+  return out
+}
+
+/** The typed error that `fromError` described: the same class where it is one of procvisor's. */
+function toError(d) {
+  const C = (d.code && errors.byCode(d.code)) || (d.name === 'RangeError' ? RangeError : d.name === 'TypeError' ? TypeError : Error)
+  const e = new C(d.message)
+  for (const k of ['osCode', 'errno', 'path', 'syscall']) if (d[k] !== undefined) e[k] = d[k]
+  if (C === Error && d.code !== undefined) e.code = d.code
+  return e
+}
+
+module.exports = { PROTOCOL, VERSION, MAX_FRAME, encode, FrameReader, hello, helloMismatch, socketDirectory, socketPath, fromError, toError }

@@ -1,0 +1,404 @@
+'use strict'
+// The supervisor of one persistent sandbox: `node supervisor.js <config JSON>`, started detached
+// by the first `start()` of a sandbox with `persistent: true` and found again by later ones over
+// its Unix socket. Its processes run under procvisor as anywhere else (cgroup or process group
+// each, the watchdog kills them should this process die by SIGKILL), so they outlive the Node
+// processes that attach, never the supervisor.
+//
+// It ends in three ways only: `stop()`/`destroy()` from a client (the `shutdown` call), the end
+// of the sandbox's lifetime (`timeoutMs` from its start, enforced here whether or not anyone is
+// attached; the working directory is captured first with `snapshotOnStop`), or its socket being
+// taken by another supervisor (nobody could reach it any more).
+//
+// It prints one JSON line on stdout once it serves (`{"ready":true}`), or once it found another
+// supervisor already serving the id (`{"existing":true}`), and never writes there again.
+
+const fs = require('node:fs')
+const net = require('node:net')
+const { binding } = require('../native')
+const { launch, mastraExitCode } = require('../core')
+const { request } = require('../manager')
+const { ProcessHandle: CoreProcessHandle } = require('../handle')
+const errors = require('../errors')
+const protocol = require('./protocol')
+const { encodeValue, decodeValue } = require('./values')
+
+const config = JSON.parse(process.argv[2])
+const startedAt = Date.now()
+const expiresAt = startedAt + config.timeoutMs
+const containment = binding.resolveContainment('auto')
+/** Exited processes kept for `list()` and `get()` until released; older ones go first past this. */
+const MAX_EXITED = 1000
+/** Mastra's default retention per stream when a spawn names none. */
+const DEFAULT_RETAINED = 1024 * 1024
+
+/** The last `max` bytes of a stream's text, as whole chunks plus a trim at read time. */
+class Tail {
+  constructor(max) {
+    this.max = max
+    this.chunks = []
+    this.bytes = 0
+  }
+
+  append(text) {
+    const n = Buffer.byteLength(text)
+    this.chunks.push([text, n])
+    this.bytes += n
+    while (this.chunks.length > 1 && this.bytes - this.chunks[0][1] >= this.max) this.bytes -= this.chunks.shift()[1]
+  }
+
+  toString() {
+    const all = this.chunks.map((c) => c[0]).join('')
+    if (this.bytes <= this.max) return all
+    const buf = Buffer.from(all)
+    let start = buf.length - this.max
+    while (start < buf.length && (buf[start] & 0xc0) === 0x80) start++ // not inside a character
+    return buf.subarray(start).toString()
+  }
+}
+
+/** Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as in-process). */
+function retention(v) {
+  if (v === 'Infinity') return Infinity
+  return typeof v === 'number' && v >= 0 ? v : DEFAULT_RETAINED
+}
+
+/** pid (string) → { pid, command, stdinMode, core, view, tails, subscribers, result, released } */
+const records = new Map()
+const clients = new Set()
+let ending = undefined
+
+function info(rec) {
+  const out = { pid: rec.pid, command: rec.command, running: rec.result === undefined }
+  if (rec.result !== undefined) out.exitCode = rec.result.exitCode
+  return out
+}
+
+function send(client, message) {
+  if (!client.socket.destroyed) client.socket.write(protocol.encode(message))
+}
+
+function output(rec, stream, data) {
+  rec.tails[stream].append(data)
+  for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'out', stream, data })
+}
+
+function settle(rec, st) {
+  const exit = st.finishedExit
+  // Mastra's note on a timeout is part of stderr, before the exit, for every subscriber alike.
+  if (exit.timedOut) output(rec, 1, rec.core.timeoutNote())
+  const exitCode = mastraExitCode(exit)
+  rec.result = { exitCode, success: exitCode === 0, executionTimeMs: st.finishedAfterMs }
+  if (exit.timedOut) rec.result.timedOut = true
+  if (exitCode === 128 || exit.timedOut) rec.result.killed = true
+  for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
+  if (rec.released) records.delete(rec.pid)
+  const exited = [...records.values()].filter((r) => r.result !== undefined)
+  for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) records.delete(r.pid)
+}
+
+function recordOf(pid) {
+  const rec = records.get(String(pid))
+  if (!rec) throw new errors.ProcessNotFoundError(`No process with pid ${pid} in this sandbox`)
+  return rec
+}
+
+/** What `attach` and `spawn` answer: the process, its retained text, its result once exited. */
+function attached(rec, client) {
+  rec.subscribers.add(client)
+  return { ...info(rec), stdinMode: rec.stdinMode, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
+}
+
+/** The Processes API methods a client may call on a process's view. */
+const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize'])
+
+const ops = {
+  info: () => ({ id: config.id, workingDirectory: config.workingDirectory, startedAt, expiresAt, pid: process.pid }),
+
+  async spawn(client, a) {
+    if (ending) throw new errors.ProcessManagerClosedError('The sandbox is stopping')
+    const rec = {
+      pid: '',
+      command: a.command,
+      stdinMode: a.stdinMode === 'ignore' ? 'ignore' : 'pipe',
+      tails: [new Tail(retention(a.maxRetainedBytes)), new Tail(retention(a.maxRetainedBytes))],
+      subscribers: new Set(),
+      result: undefined,
+      released: false,
+    }
+    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: 0, pty: a.pty }
+    const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
+    const listeners = [
+      [0, (d) => output(rec, 0, d)],
+      [1, (d) => output(rec, 1, d)],
+    ]
+    rec.core = await launch('shell', req, { command: a.command }, listeners)
+    rec.view = new CoreProcessHandle(rec.core)
+    rec.pid = String(rec.core.pid)
+    records.set(rec.pid, rec)
+    rec.core.finish().then((st) => settle(rec, st))
+    return attached(rec, client)
+  },
+
+  list: () => [...records.values()].map(info),
+
+  attach: (client, a) => attached(recordOf(a.pid), client),
+
+  unsubscribe(client, a) {
+    records.get(String(a.pid))?.subscribers.delete(client)
+  },
+
+  release(client, a) {
+    const rec = records.get(String(a.pid))
+    if (!rec) return
+    rec.released = true
+    if (rec.result !== undefined) records.delete(rec.pid)
+  },
+
+  async kill(client, a) {
+    const rec = recordOf(a.pid)
+    if (rec.result !== undefined) return false
+    return rec.view.kill(a.signal)
+  },
+
+  async stdin(client, a) {
+    const rec = recordOf(a.pid)
+    stdinCheck(rec)
+    await rec.view.sendStdin(Buffer.from(a.data, 'base64'))
+  },
+
+  async closeStdin(client, a) {
+    const rec = recordOf(a.pid)
+    stdinCheck(rec)
+    await rec.view.closeStdin()
+  },
+
+  async view(client, a) {
+    if (!VIEW_METHODS.has(a.method)) throw errors.invalidOption(`${a.method} is not a method of a process`)
+    const rec = recordOf(a.pid)
+    return rec.view[a.method](...decodeValue(a.args || []))
+  },
+
+  /** Opens a log stream of `logs(options)` for this client; read with `logsRead`. */
+  async logsOpen(client, a) {
+    const stream = await recordOf(a.pid).view.logs(decodeValue(a.options))
+    const id = client.nextStream++
+    client.streams.set(id, { reader: stream.getReader(), next: undefined })
+    return id
+  },
+
+  /**
+   * The next events of a log stream: waits for one, then takes every one already there (up to
+   * 512), so a replay crosses the socket in a few frames rather than one per event.
+   */
+  async logsRead(client, a) {
+    const st = client.streams.get(a.stream)
+    if (!st) throw errors.invalidOption(`no open log stream ${a.stream}`)
+    const events = []
+    let done = false
+    const take = () => st.next || st.reader.read()
+    let first = await take()
+    st.next = undefined
+    for (;;) {
+      if (first.done) {
+        done = true
+        client.streams.delete(a.stream)
+        break
+      }
+      events.push(first.value)
+      if (events.length >= 512) break
+      const read = take()
+      const now = await Promise.race([read, new Promise((resolve) => setImmediate(resolve, null))])
+      if (now === null) {
+        st.next = read
+        break
+      }
+      first = now
+    }
+    return { events, done }
+  },
+
+  logsClose(client, a) {
+    const st = client.streams.get(a.stream)
+    client.streams.delete(a.stream)
+    if (st) st.reader.cancel().catch(() => {})
+  },
+
+  async shutdown() {
+    await end('stopped')
+  },
+}
+
+function stdinCheck(rec) {
+  if (rec.result !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${rec.pid} has already exited with code ${rec.result.exitCode}`)
+  if (rec.stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${rec.pid} does not have stdin available`)
+}
+
+async function serve(client, message) {
+  if (message.t !== 'call') return
+  const op = ops[message.op]
+  try {
+    if (!op) throw new errors.SandboxProtocolError(`this supervisor (procvisor ${protocol.VERSION}) has no call ${message.op}`)
+    const value = await op(client, message.args || {})
+    send(client, { t: 'reply', id: message.id, value: encodeValue(value) })
+  } catch (e) {
+    send(client, { t: 'reply', id: message.id, error: protocol.fromError(e) })
+  }
+}
+
+function accept(socket) {
+  // A client that resets its connection is no reason for the supervisor, and every process of
+  // the sandbox, to die.
+  socket.on('error', () => {})
+  // The kernel's word on the peer, before a byte of it is read.
+  let peer
+  try {
+    peer = binding.peerCredentials(socket._handle.fd)
+  } catch (e) {
+    socket.destroy()
+    return
+  }
+  if (peer.uid !== process.getuid()) {
+    socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${peer.uid}` }))
+    return
+  }
+  const client = { socket, greeted: false, streams: new Map(), nextStream: 1 }
+  const frames = new protocol.FrameReader()
+  socket.on('data', (chunk) => {
+    let messages
+    try {
+      messages = frames.push(chunk)
+    } catch (e) {
+      socket.destroy()
+      return
+    }
+    for (const m of messages) {
+      if (!client.greeted) {
+        const why = protocol.helloMismatch(m, 'the client')
+        if (why) {
+          socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_PROTOCOL_MISMATCH', message: why, protocol: protocol.PROTOCOL, version: protocol.VERSION }))
+          return
+        }
+        client.greeted = true
+        clients.add(client)
+        send(client, protocol.hello({ sandbox: ops.info() }))
+        continue
+      }
+      serve(client, m)
+    }
+  })
+  socket.on('close', () => {
+    clients.delete(client)
+    for (const rec of records.values()) rec.subscribers.delete(client)
+    for (const st of client.streams.values()) st.reader.cancel().catch(() => {})
+  })
+}
+
+/** Kills every process, captures the working directory if asked, tells the clients, exits. */
+function end(reason) {
+  if (!ending) ending = finish(reason)
+  return ending
+}
+
+async function finish(reason) {
+  clearTimeout(lifetime)
+  const running = [...records.values()].filter((r) => r.result === undefined)
+  await Promise.all(running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})))
+  if (reason === 'expired' && config.snapshot) {
+    const s = config.snapshot
+    try {
+      await binding.captureCheckpoint(config.workingDirectory, s.checkpointsDirectory, s.checkpointName, config.id)
+    } catch (e) {
+      console.error(`procvisor sandbox ${config.id}: capturing the checkpoint at the end of the lifetime failed: ${e.message}`)
+    }
+  }
+  for (const c of clients) send(c, { t: 'event', kind: 'ended', reason })
+  // Asked before the server closes, which unlinks the socket file.
+  const owned = ownsSocket()
+  server.close()
+  if (owned) {
+    fs.rmSync(config.socketPath, { force: true })
+    // The log only matters after a crash; an orderly end leaves nothing behind.
+    fs.rmSync(config.socketPath.replace(/\.sock$/, '.log'), { force: true })
+  }
+  // The replies and the last events are flushed before the exit.
+  setImmediate(() => {
+    for (const c of clients) c.socket.end()
+    setTimeout(() => process.exit(0), 50).unref()
+  })
+}
+
+let socketIno = null
+function ownsSocket() {
+  try {
+    return fs.statSync(config.socketPath).ino === socketIno
+  } catch {
+    return false
+  }
+}
+
+/** Is a supervisor answering on the socket? */
+function answering(path) {
+  return new Promise((resolve) => {
+    const s = net.connect(path)
+    s.once('connect', () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.once('error', () => resolve(false))
+  })
+}
+
+function listen(path) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(path, () => {
+      server.removeListener('error', reject)
+      resolve()
+    })
+  })
+}
+
+const server = net.createServer(accept)
+let lifetime
+
+async function main() {
+  for (let attempt = 0; ; attempt++) {
+    if (await answering(config.socketPath)) {
+      process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
+      process.exit(0)
+    }
+    // Nobody answers: a socket file left by a supervisor that died is replaced.
+    fs.rmSync(config.socketPath, { force: true })
+    try {
+      await listen(config.socketPath)
+      break
+    } catch (e) {
+      if (e.code !== 'EADDRINUSE' || attempt >= 4) throw e
+    }
+  }
+  fs.chmodSync(config.socketPath, 0o600)
+  socketIno = fs.statSync(config.socketPath).ino
+  arm()
+  // Should another supervisor replace the socket file (two starts racing past a dead one), this
+  // one can no longer be reached, and ends rather than run on unseen.
+  setInterval(() => {
+    if (!ownsSocket()) end('replaced')
+  }, 2000).unref()
+  process.on('SIGTERM', () => end('terminated'))
+  process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`)
+  // The client closes its end once it read that line; nothing is written there again.
+  process.stdout.on('error', () => {})
+}
+
+/** setTimeout's longest delay is 2^31-1 ms: a longer lifetime is waited for in steps. */
+function arm() {
+  const left = expiresAt - Date.now()
+  if (left <= 0) return end('expired')
+  lifetime = setTimeout(arm, Math.min(left, 2 ** 31 - 1))
+}
+
+main().catch((e) => {
+  process.stdout.write(`${JSON.stringify({ error: protocol.fromError(e) })}\n`)
+  process.exit(1)
+})
