@@ -327,8 +327,18 @@ test('the table covers every code', () => {
   // stdin racing exit); PROCESS_OUTPUT_TRUNCATED needs a reader that falls behind (same file);
   // PROCESS_NOT_FOUND is exported for parity with the Processes API but never thrown (lookups
   // return null or undefined instead); SANDBOX_SNAPSHOT_FAILED comes from procvisor/mastra's
-  // checkpoints, which need @mastra/core on Node 22 (__test__/mastra/lifecycle.test.mjs).
-  const elsewhere = new Set(['PROCESS_STDIN_WRITE_FAILED', 'PROCESS_OUTPUT_TRUNCATED', 'PROCESS_NOT_FOUND', 'SANDBOX_SNAPSHOT_FAILED'])
+  // checkpoints, which need @mastra/core on Node 22 (__test__/mastra/lifecycle.test.mjs), and so
+  // do the persistent sandboxes' SANDBOX_SUPERVISOR_LOST, SANDBOX_PROTOCOL_MISMATCH and
+  // SANDBOX_ACCESS_DENIED (__test__/mastra/persistent.test.mjs).
+  const elsewhere = new Set([
+    'PROCESS_STDIN_WRITE_FAILED',
+    'PROCESS_OUTPUT_TRUNCATED',
+    'PROCESS_NOT_FOUND',
+    'SANDBOX_SNAPSHOT_FAILED',
+    'SANDBOX_SUPERVISOR_LOST',
+    'SANDBOX_PROTOCOL_MISMATCH',
+    'SANDBOX_ACCESS_DENIED',
+  ])
   const missing = Object.keys(CLASS).filter((code) => !covered.has(code) && !elsewhere.has(code))
   assert.deepEqual(missing, [])
 })
