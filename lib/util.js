@@ -36,7 +36,10 @@ async function boundedWait(step, done, { deadline, signal, onTimeout }) {
   const SLICE = 1000
   for (;;) {
     if (signal && signal.aborted) throw abortError(signal)
-    let slice = SLICE
+    // Slices bound a wait that has a deadline, or one an abort may give up on (a native wait
+    // left pending would keep Node alive until the process ends). A plain wait is one native
+    // wait, settled by the process's own end.
+    let slice = deadline === undefined && !signal ? undefined : SLICE
     let last = false
     if (deadline !== undefined) {
       const left = deadline - Date.now()

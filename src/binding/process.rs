@@ -217,6 +217,20 @@ where
     })
 }
 
+/// A promise of the state once `pred` holds, settled by the supervisor's own update: no task is
+/// spawned on the runtime for the wait, so the JS thread hands nothing to a runtime thread (on a
+/// VM, waking a parked thread costs tens of microseconds), and the one wake-up left is the
+/// settlement itself.
+fn settle_when<'env>(
+    env: &'env Env,
+    p: &Arc<Process>,
+    pred: fn(&State) -> bool,
+) -> napi::Result<PromiseRaw<'env, NativeState>> {
+    let (deferred, promise) = env.create_deferred::<NativeState, _>()?;
+    p.when(pred, Box::new(move |st| deferred.resolve(move |_| Ok(NativeState::from(st)))));
+    Ok(PromiseRaw::new(env.raw(), napi::JsValue::raw(&promise)))
+}
+
 fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
     Box::new(move || {
         wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
@@ -397,6 +411,9 @@ impl NativeProcess {
         env: &'env Env,
         limit_ms: Option<f64>,
     ) -> napi::Result<PromiseRaw<'env, NativeState>> {
+        if limit_ms.is_none() {
+            return settle_when(env, &self.inner, State::is_finished);
+        }
         let (p, limit) = (self.inner.clone(), limit(limit_ms));
         promise(env, async move { Ok(p.wait_finished(limit?).await) }, NativeState::from)
     }
@@ -409,6 +426,9 @@ impl NativeProcess {
         env: &'env Env,
         limit_ms: Option<f64>,
     ) -> napi::Result<PromiseRaw<'env, NativeState>> {
+        if limit_ms.is_none() {
+            return settle_when(env, &self.inner, State::is_done);
+        }
         let (p, limit) = (self.inner.clone(), limit(limit_ms));
         promise(env, async move { Ok(p.wait_done(limit?).await) }, NativeState::from)
     }

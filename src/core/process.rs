@@ -50,7 +50,12 @@ pub struct Process {
     /// The master of its terminal, for a process on one, until the root is reaped.
     terminal: Mutex<Option<OwnedFd>>,
     pub has_terminal: bool,
+    /// Callbacks waiting for a state (`when`), run by the update that reaches it.
+    waiters: Mutex<Vec<Waiter>>,
 }
+
+/// A callback waiting for the state to satisfy its predicate.
+type Waiter = (fn(&State) -> bool, Box<dyn FnOnce(State) + Send>);
 
 impl std::fmt::Debug for Process {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -94,6 +99,7 @@ impl Process {
             usage: Mutex::new(None),
             has_terminal: terminal.is_some(),
             terminal: Mutex::new(terminal),
+            waiters: Mutex::new(Vec::new()),
         }
     }
 }
@@ -118,6 +124,33 @@ impl Process {
                 s.finished_after_ms = Some(elapsed);
             }
         });
+        // After the state changed, under the waiters' lock: a `when` that looked before the
+        // change has pushed its waiter by now, one that looks after sees the change itself.
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if waiters.is_empty() {
+            return;
+        }
+        let st = self.state.borrow().clone();
+        let (ready, waiting): (Vec<Waiter>, Vec<Waiter>) = waiters.drain(..).partition(|(pred, _)| pred(&st));
+        *waiters = waiting;
+        drop(waiters);
+        for (_, f) in ready {
+            f(st.clone());
+        }
+    }
+
+    /// Calls `f` with the state once `pred` holds: at once if it holds now, else from the update
+    /// that makes it hold. Unlike `wait_state`, nothing has to be polled or spawned meanwhile, so
+    /// a caller on another thread (the JS thread) is not handed to a runtime thread and back.
+    pub fn when(&self, pred: fn(&State) -> bool, f: Box<dyn FnOnce(State) + Send>) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.state.borrow().clone();
+        if pred(&st) {
+            drop(waiters);
+            f(st);
+        } else {
+            waiters.push((pred, f));
+        }
     }
 
     pub fn state(&self) -> State {

@@ -180,9 +180,11 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
     if p.cgroup_dir.is_none() {
         watchdog::unregister(p.pid as i32);
     }
+    // Out of the live count before `done` is seen: a waiter settled by that update may look at
+    // the count at once.
+    registry::remove(&p.id);
     p.update(|s| {
         s.done = Some(outcome);
         s.ended_at_ms = Some(now_ms());
     });
-    registry::remove(&p.id);
 }
