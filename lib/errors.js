@@ -36,7 +36,7 @@ const defs = [
   ['SandboxSnapshotError', 'SANDBOX_SNAPSHOT_FAILED'],
   ['ProcessNoTerminalError', 'PROCESS_NO_TERMINAL'],
   // Persistent sandboxes: the supervisor went away; the other side speaks another protocol; a
-  // socket or its directory that is not this user's alone, or a peer of another user.
+  // socket or its directory that is not this user's alone, or a connection of another user.
   ['SandboxSupervisorLostError', 'SANDBOX_SUPERVISOR_LOST'],
   ['SandboxProtocolError', 'SANDBOX_PROTOCOL_MISMATCH'],
   ['SandboxAccessError', 'SANDBOX_ACCESS_DENIED'],

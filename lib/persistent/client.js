@@ -50,10 +50,10 @@ class Connection extends EventEmitter {
     })
     if (!socket) return null
     // The kernel's word on who listens there: a socket of another user is never spoken to.
-    const peer = binding.peerCredentials(socket._handle.fd)
-    if (peer.uid !== process.getuid()) {
+    const other = binding.peerCredentials(socket._handle.fd)
+    if (other.uid !== process.getuid()) {
       socket.destroy()
-      throw new errors.SandboxAccessError(`the sandbox socket ${socketPath} is served by uid ${peer.uid}, not by this user (uid ${process.getuid()})`)
+      throw new errors.SandboxAccessError(`the sandbox socket ${socketPath} is served by uid ${other.uid}, not by this user (uid ${process.getuid()})`)
     }
     const conn = new Connection(socket, socketPath)
     await conn.greet()

@@ -2,10 +2,10 @@
 // The wire between a persistent sandbox's supervisor and the Node processes attached to it.
 //
 // A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON. The first frame each
-// way is a hello that names the protocol and the package version; a peer that speaks another
+// way is a hello that names the protocol and the package version; a side that speaks another
 // protocol is refused with a typed error before any other frame is read, so two versions never
 // misread each other. The supervisor's socket lives in a directory only its user can enter, and
-// the supervisor also checks each peer's uid with the kernel (SO_PEERCRED).
+// the supervisor also checks each client's uid with the kernel (SO_PEERCRED).
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')

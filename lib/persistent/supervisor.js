@@ -250,16 +250,16 @@ function accept(socket) {
   // A client that resets its connection is no reason for the supervisor, and every process of
   // the sandbox, to die.
   socket.on('error', () => {})
-  // The kernel's word on the peer, before a byte of it is read.
-  let peer
+  // The kernel's word on who connected, before a byte of it is read.
+  let other
   try {
-    peer = binding.peerCredentials(socket._handle.fd)
+    other = binding.peerCredentials(socket._handle.fd)
   } catch (e) {
     socket.destroy()
     return
   }
-  if (peer.uid !== process.getuid()) {
-    socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${peer.uid}` }))
+  if (other.uid !== process.getuid()) {
+    socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
     return
   }
   const client = { socket, greeted: false, streams: new Map(), nextStream: 1 }

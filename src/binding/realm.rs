@@ -54,10 +54,10 @@ pub fn trim_cgroups() {
     crate::core::cgroup::trim_pool();
 }
 
-/// The credentials of the peer of a connected Unix socket.
+/// The credentials of the process at the other end of a connected Unix socket.
 #[napi(object, object_from_js = false)]
 pub struct NativePeerCredentials {
-    /// The peer's pid where the platform reports it (Linux), else absent.
+    /// Its pid where the platform reports it (Linux), else absent.
     pub pid: Option<i32>,
     pub uid: u32,
     pub gid: u32,

@@ -1,14 +1,14 @@
 //! Who is at the other end of a Unix socket, as the kernel tells it. A persistent sandbox's
 //! supervisor serves only its own user: the socket's directory already keeps others out, and the
-//! peer's credentials are checked as well, so a directory opened up by mistake lets nobody in.
+//! credentials of whoever connects are checked as well, so a directory opened up by mistake lets nobody in.
 
 use std::io;
 use std::os::fd::RawFd;
 
-/// The credentials of a connected Unix socket's peer.
+/// The credentials of the process at the other end of a connected Unix socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerCredentials {
-    /// The peer's pid, where the platform reports it (Linux).
+    /// The pid at the other end, where the platform reports it (Linux).
     pub pid: Option<i32>,
     pub uid: u32,
     pub gid: u32,
