@@ -68,28 +68,19 @@ pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
             ))
         }
     };
-    let snapshot_on_stop = match v.get("snapshotOnStop") {
-        Value::Undefined => false,
-        Value::Bool(b) => *b,
-        other => {
-            return Err(CoreError::invalid_option(
-                "snapshotOnStop",
-                format!("snapshotOnStop must be a boolean, got {}", other.describe()),
-            ))
-        }
-    };
-    let persistent = match v.get("persistent") {
-        Value::Undefined => false,
-        Value::Bool(b) => *b,
-        other => {
-            return Err(CoreError::invalid_option(
-                "persistent",
-                format!("persistent must be a boolean, got {}", other.describe()),
-            ))
-        }
-    };
+    let snapshot_on_stop = flag(v, "snapshotOnStop")?;
+    let persistent = flag(v, "persistent")?;
     let timeout_ms = if persistent { Some(timeout_ms.unwrap_or(PERSISTENT_DEFAULT_TIMEOUT_MS)) } else { timeout_ms };
     Ok(LifecycleOptions { timeout_ms, snapshot_on_stop, persistent })
+}
+
+/// An option that is absent (false) or a boolean.
+fn flag(v: &Value, name: &str) -> CoreResult<bool> {
+    match v.get(name) {
+        Value::Undefined => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        other => Err(CoreError::invalid_option(name, format!("{name} must be a boolean, got {}", other.describe()))),
+    }
 }
 
 /// Mastra's rule for checkpoint names, so that both read the same directory the same way.
