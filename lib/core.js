@@ -64,11 +64,9 @@ function listenersOf(o) {
 class ProcessCore {
   constructor(native, meta) {
     this.native = native
-    this.argv = Object.freeze(native.argv)
-    this.cwd = native.cwd
     this.command = meta.command
-    this.timeout = native.timeoutMs
     this.manager = meta.manager
+    this._argv = undefined
     this.listeners = [new Set(), new Set()]
     this.pumping = false
     this.ended = false
@@ -78,6 +76,23 @@ class ProcessCore {
 
   get id() {
     return this.native.id
+  }
+
+  // argv, cwd and timeout are read from the native side when first asked for: most processes
+  // are never listed, and each read is a call across the boundary on the launch path.
+
+  /** The argv as launched (frozen). */
+  get argv() {
+    if (this._argv === undefined) this._argv = Object.freeze(this.native.argv)
+    return this._argv
+  }
+
+  get cwd() {
+    return this.native.cwd
+  }
+
+  get timeout() {
+    return this.native.timeoutMs
   }
 
   get pid() {

@@ -21,7 +21,16 @@ const KEEP_EXITED = 64
  * AbortSignals, which the native side cannot see, are checked here.
  */
 function request(command, options, layers, cwd, containment) {
-  return { command, options, env: [{ PATH: process.env.PATH }, ...layers], cwd, containment }
+  const env = [{ PATH: process.env.PATH }]
+  // An empty layer changes nothing: left out, it costs the native side nothing to read.
+  for (const l of layers) if (!isEmptyLayer(l)) env.push(l)
+  return { command, options, env, cwd, containment }
+}
+
+function isEmptyLayer(layer) {
+  if (layer === null || typeof layer !== 'object' || Object.getPrototypeOf(layer) !== Object.prototype) return false
+  for (const _ in layer) return false
+  return true
 }
 
 class ProcessManager {

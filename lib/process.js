@@ -32,7 +32,7 @@ class Process extends ProcessView {
    * `waitForExit()`). Created on first access, so an unobserved process does not keep Node alive.
    */
   get exitCode() {
-    if (!this._exitCode) this._exitCode = this._core.native.waitDone().then((st) => st.exit.code)
+    if (!this._exitCode) this._exitCode = this._core.native.waitExitCode()
     return this._exitCode
   }
 

@@ -7,7 +7,7 @@
 
 use super::bytes::JsBytes;
 use super::error::{invalid, js_error};
-use super::value::value_of;
+use super::value::{request_of, value_of};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::output::TextChunk;
 use crate::core::output_log::{EventBody, ExitInfo, LogEvent, Stream};
@@ -255,7 +255,7 @@ pub fn spawn_process<'env>(
         "terminal" => Face::Terminal,
         _ => Face::Argv,
     };
-    let launch = request::parse(face, &value_of(&request)?).map_err(|e| js_error(env, e))?;
+    let launch = request::parse(face, &request_of(&request)?).map_err(|e| js_error(env, e))?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let pump = on_wake.map(wake_fn);
     let timeout = launch.timeout;
@@ -431,6 +431,16 @@ impl NativeProcess {
         }
         let (p, limit) = (self.inner.clone(), limit(limit_ms));
         promise(env, async move { Ok(p.wait_done(limit?).await) }, NativeState::from)
+    }
+
+    /// Resolves with the exit code once the whole group is gone (the Processes API's `exitCode`):
+    /// the number alone, settled like `waitDone()` without building the state object.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn wait_exit_code<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, i32>> {
+        let (deferred, promise) = env.create_deferred::<i32, _>()?;
+        let code = |st: State| st.done.map(|e| e.code).unwrap_or(-1);
+        self.inner.when(State::is_done, Box::new(move |st| deferred.resolve(move |_| Ok(code(st)))));
+        Ok(PromiseRaw::new(env.raw(), napi::JsValue::raw(&promise)))
     }
 
     /// Installs the listener pump on a running process; it sees output from now on.

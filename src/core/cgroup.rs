@@ -93,6 +93,9 @@ pub struct Cgroup {
     /// `cgroup.kill` was written: the kernel then kills every child later born into the cgroup
     /// (measured on 6.18 with CLONE_INTO_CGROUP), so it is never reused.
     killed: std::sync::atomic::AtomicBool,
+    /// It may have a `memory.peak`. A reused cgroup has none: only cgroups without memory
+    /// accounting go back to the pool, so their release skips the look.
+    may_have_memory: bool,
 }
 
 impl Cgroup {
@@ -115,6 +118,7 @@ impl Cgroup {
                 dirfd: Arc::new(d.into()),
                 cpu_base_usec: 0.0,
                 killed: Default::default(),
+                may_have_memory: true,
             }),
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);
@@ -136,12 +140,12 @@ impl Cgroup {
     pub fn release(self) -> (Option<f64>, Option<f64>) {
         let usage = usage_usec(&self.dir);
         let cpu = usage.map(|u| (u - self.cpu_base_usec) / 1000.0);
-        let memory = memory_peak_bytes(&self.dir);
+        let memory = if self.may_have_memory { memory_peak_bytes(&self.dir) } else { None };
         let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
         // A cgroup with memory accounting keeps its peak: it is not reused.
         let killed = self.killed.load(std::sync::atomic::Ordering::Acquire);
         if memory.is_none() && !killed && pool.len() < POOL && !populated(&self.dir) {
-            pool.push(Cgroup { cpu_base_usec: usage.unwrap_or(0.0), ..self });
+            pool.push(Cgroup { cpu_base_usec: usage.unwrap_or(0.0), may_have_memory: false, ..self });
         } else {
             drop(pool);
             let _ = std::fs::remove_dir(&self.dir);
@@ -177,10 +181,21 @@ impl Cgroup {
     }
 }
 
+/// A small cgroup file, read to its end with plain reads: `read_to_string` adds a `statx` and an
+/// `lseek` per file, and a launch reads three of these files.
 fn read(dir: &Path, file: &str) -> io::Result<String> {
-    let mut s = String::new();
-    std::fs::File::open(dir.join(file))?.read_to_string(&mut s)?;
-    Ok(s)
+    let mut f = std::fs::File::open(dir.join(file))?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 fn usage_usec(dir: &Path) -> Option<f64> {

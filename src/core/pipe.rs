@@ -8,19 +8,22 @@ use tokio::io::unix::AsyncFd;
 
 pub struct AsyncPipe {
     fd: AsyncFd<OwnedFd>,
+    grown: bool,
 }
 
+/// One system call (`FIONBIO`), where `F_GETFL` + `F_SETFL` take two: it runs for every pipe of
+/// every launch.
 fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let flags = libc::fcntl(raw, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
+    let on: libc::c_int = 1;
+    // SAFETY: ioctl on a descriptor we own, with a valid int.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONBIO as _, &on) } < 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }
+
+/// The default pipe buffer: a read this large found the pipe full.
+const DEFAULT_PIPE: usize = 64 * 1024;
 
 /// A larger pipe means fewer wake-ups per megabyte for a fast producer. Best effort.
 #[cfg(target_os = "linux")]
@@ -35,17 +38,25 @@ fn grow(_fd: &OwnedFd) {}
 impl AsyncPipe {
     pub fn new(fd: OwnedFd) -> io::Result<Self> {
         set_nonblocking(&fd)?;
-        grow(&fd);
         // SAFETY: we own `fd` and it stays open as long as the registration (both live in `Self`).
         let fd = unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)?;
-        Ok(Self { fd })
+        Ok(Self { fd, grown: false })
     }
 
+    /// Reads what is there. The pipe is grown to 1 MiB the first time a read finds it full, so
+    /// only a fast producer pays for the larger buffer (most children write a few lines and
+    /// exit: for them it was a system call to set up and pages to free, per pipe).
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             let mut guard = self.fd.readable().await?;
             match guard.try_io(|inner| raw_read(inner.get_ref(), buf)) {
-                Ok(r) => return r,
+                Ok(r) => {
+                    if !self.grown && matches!(r, Ok(n) if n >= DEFAULT_PIPE) {
+                        self.grown = true;
+                        grow(self.fd.get_ref());
+                    }
+                    return r;
+                }
                 Err(_would_block) => continue,
             }
         }

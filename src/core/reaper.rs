@@ -16,11 +16,13 @@ pub async fn wait(pid: u32, pidfd: Option<Arc<OwnedFd>>) -> io::Result<ExitStatu
         // SAFETY: `fd` (an Arc) keeps the pidfd open for as long as it is registered.
         if let Ok(afd) = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
         {
+            // The registration reports a pidfd that is already readable (a root that exited before
+            // it), so the first `waitpid` can wait for readiness: no empty poll per launch.
             loop {
+                let mut guard = afd.readable().await?;
                 if let Some(st) = try_wait(pid)? {
                     return Ok(st);
                 }
-                let mut guard = afd.readable().await?;
                 guard.clear_ready();
             }
         }

@@ -112,9 +112,21 @@ pub(crate) fn set_window_size(master: &OwnedFd, cols: u16, rows: u16) -> std::io
     Ok(())
 }
 
+/// `/dev/null` for reading, opened once: every child without a stdin pipe gets it as fd 0 (an
+/// open and a close less per launch; reading it has no state to share).
+fn dev_null() -> std::io::Result<&'static OwnedFd> {
+    static NULL: std::sync::OnceLock<OwnedFd> = std::sync::OnceLock::new();
+    if let Some(fd) = NULL.get() {
+        return Ok(fd);
+    }
+    let fd: OwnedFd = std::fs::File::open("/dev/null")?.into();
+    Ok(NULL.get_or_init(|| fd))
+}
+
 pub(crate) fn launch(spec: &SpawnSpec, placement: Placement<'_>) -> CoreResult<Launched> {
     spec.validate()?;
-    let program = spec.resolve_program()?;
+    // A missing program in an unusable cwd is reported as the cwd: it is the first thing to fix.
+    let program = spec.resolve_program().map_err(|e| cwd_error(spec).unwrap_or(e))?;
     let fail = |e: std::io::Error| spawn_error(spec, &program, e);
     if let Some(size) = &spec.pty {
         let (master, slave) = open_pty(size).map_err(fail)?;
@@ -134,22 +146,31 @@ pub(crate) fn launch(spec: &SpawnSpec, placement: Placement<'_>) -> CoreResult<L
     let (in_r, in_w) = match spec.stdin {
         StdinMode::Pipe => {
             let (r, w) = pipe().map_err(fail)?;
-            (r, Some(w))
+            (Some(r), Some(w))
         }
-        StdinMode::Ignore => (std::fs::File::open("/dev/null").map_err(fail)?.into(), None),
+        StdinMode::Ignore => (None, None),
     };
-    let (pid, pidfd) = imp::spawn(spec, &program, [&in_r, &out_w, &err_w], false, placement).map_err(fail)?;
+    let stdin = match &in_r {
+        Some(r) => r,
+        None => dev_null().map_err(fail)?,
+    };
+    let (pid, pidfd) = imp::spawn(spec, &program, [stdin, &out_w, &err_w], false, placement).map_err(fail)?;
     Ok(Launched { pid, pidfd: pidfd.map(Arc::new), stdout: out_r, stderr: Some(err_r), stdin: in_w, terminal: None })
+}
+
+/// The working directory's own error, when it cannot be entered.
+fn cwd_error(spec: &SpawnSpec) -> Option<CoreError> {
+    crate::core::command::validate_cwd(&spec.cwd).err()
 }
 
 fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -> CoreError {
     let errno = e.raw_os_error();
-    // The cwd is checked before the spawn, but it can vanish in between: then ENOENT is the cwd's.
-    if errno == Some(libc::ENOENT) && crate::core::command::validate_cwd(&spec.cwd).is_err() {
-        return CoreError::InvalidCwd {
-            path: spec.cwd.display().to_string(),
-            reason: format!("ENOENT: no such file or directory, cwd {}", spec.cwd.display()),
-        };
+    // The cwd is not checked before the spawn (the child's chdir is the check): when the spawn
+    // failed and the cwd cannot be entered, the cwd is what failed, whatever the errno.
+    if errno.is_some() {
+        if let Some(cwd) = cwd_error(spec) {
+            return cwd;
+        }
     }
     let code = errno.map(errno_name).unwrap_or_else(|| "EUNKNOWN".into());
     CoreError::SpawnFailed { program: program.display().to_string(), reason: format!("{code}: {e}"), errno }
