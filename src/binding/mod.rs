@@ -6,6 +6,7 @@ mod bytes;
 mod error;
 mod process;
 mod realm;
+mod settle;
 mod snapshot;
 mod value;
 

@@ -7,6 +7,7 @@
 
 use super::bytes::JsBytes;
 use super::error::{invalid, js_error};
+use super::settle;
 use super::value::{request_of, value_of};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::output::TextChunk;
@@ -201,20 +202,20 @@ fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
     out
 }
 
-/// Runs `fut` on the runtime and settles the promise on the JS thread, a core error becoming
-/// its typed JS error there. `fut` must own everything it uses.
+/// Runs `fut` on the runtime and settles the promise on the JS thread (through the realm's one
+/// settler), a core error becoming its typed JS error there. `fut` must own everything it uses.
 fn promise<'env, T, V>(
     env: &'env Env,
     fut: impl Future<Output = CoreResult<T>> + Send + 'static,
-    convert: impl FnOnce(T) -> V + 'static,
+    convert: impl FnOnce(T) -> V + Send + 'static,
 ) -> napi::Result<PromiseRaw<'env, V>>
 where
     T: Send + 'static,
-    V: napi::bindgen_prelude::ToNapiValue,
+    V: napi::bindgen_prelude::ToNapiValue + Send + 'static,
 {
-    env.spawn_future_with_callback(async move { Ok(fut.await) }, move |env, r| {
-        r.map(convert).map_err(|e| js_error(env, e))
-    })
+    let (pending, promise) = settle::pending(env)?;
+    napi::bindgen_prelude::spawn(async move { pending.settle(fut.await.map(convert)) });
+    Ok(promise)
 }
 
 /// A promise of the state once `pred` holds, settled by the supervisor's own update: no task is
@@ -226,9 +227,9 @@ fn settle_when<'env>(
     p: &Arc<Process>,
     pred: fn(&State) -> bool,
 ) -> napi::Result<PromiseRaw<'env, NativeState>> {
-    let (deferred, promise) = env.create_deferred::<NativeState, _>()?;
-    p.when(pred, Box::new(move |st| deferred.resolve(move |_| Ok(NativeState::from(st)))));
-    Ok(PromiseRaw::new(env.raw(), napi::JsValue::raw(&promise)))
+    let (pending, promise) = settle::pending(env)?;
+    p.when(pred, Box::new(move |st| pending.settle(Ok(NativeState::from(st)))));
+    Ok(promise)
 }
 
 fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
@@ -437,10 +438,10 @@ impl NativeProcess {
     /// the number alone, settled like `waitDone()` without building the state object.
     #[napi(ts_return_type = "Promise<number>")]
     pub fn wait_exit_code<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, i32>> {
-        let (deferred, promise) = env.create_deferred::<i32, _>()?;
+        let (pending, promise) = settle::pending(env)?;
         let code = |st: State| st.done.map(|e| e.code).unwrap_or(-1);
-        self.inner.when(State::is_done, Box::new(move |st| deferred.resolve(move |_| Ok(code(st)))));
-        Ok(PromiseRaw::new(env.raw(), napi::JsValue::raw(&promise)))
+        self.inner.when(State::is_done, Box::new(move |st| pending.settle(Ok(code(st)))));
+        Ok(promise)
     }
 
     /// Installs the listener pump on a running process; it sees output from now on.

@@ -3,6 +3,7 @@
 //! cleanup hook, which also runs when a worker is `terminate()`d.
 
 use super::error::ErrorArgs;
+use super::settle::Settler;
 use crate::core::{registry, watchdog};
 use napi::bindgen_prelude::{Function, FunctionRef, Unknown};
 use napi::Env;
@@ -15,18 +16,27 @@ static NEXT_REALM: AtomicU32 = AtomicU32::new(1);
 pub(crate) struct Realm {
     /// `(code, message, osCode, errno) => Error`: builds the typed error of a failed call.
     pub error_factory: FunctionRef<ErrorArgs, Unknown<'static>>,
+    /// Settles this realm's promises (see `settle`).
+    pub settler: std::sync::Arc<Settler>,
+    /// Promises of this realm not yet settled: while there is one, the settler keeps Node alive.
+    pub pending: u32,
 }
 
 /// Registers the calling JS environment and returns its realm id. `errorFactory` builds the
-/// typed JS error for a failed native call from its code and message. Starts the watchdog
-/// process that kills our processes should Node die without running any hook (SIGKILL).
+/// typed JS error for a failed native call from its code and message; `settled` is a function
+/// that does nothing, called after each promise the addon settles. Starts the watchdog process
+/// that kills our processes should Node die without running any hook (SIGKILL).
 #[napi(
-    ts_args_type = "errorFactory: (code: string, message: string, osCode: string | null, errno: number | null) => Error"
+    ts_args_type = "errorFactory: (code: string, message: string, osCode: string | null, errno: number | null) => Error, settled: () => void"
 )]
-pub fn register_realm(env: Env, error_factory: Function<ErrorArgs, Unknown<'static>>) -> napi::Result<u32> {
+pub fn register_realm(
+    env: Env,
+    error_factory: Function<ErrorArgs, Unknown<'static>>,
+    settled: Function<(), ()>,
+) -> napi::Result<u32> {
     let id = NEXT_REALM.fetch_add(1, Ordering::Relaxed);
     watchdog::start();
-    let realm = Realm { error_factory: error_factory.create_ref()? };
+    let realm = Realm { error_factory: error_factory.create_ref()?, settler: Settler::new(settled)?, pending: 0 };
     env.set_instance_data(realm, (), |_| {})?;
     env.add_env_cleanup_hook(id, |id| {
         registry::kill_owned(id as u64);
