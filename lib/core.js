@@ -67,6 +67,7 @@ class ProcessCore {
     this.command = meta.command
     this.manager = meta.manager
     this._argv = undefined
+    this._id = undefined
     this.listeners = [new Set(), new Set()]
     this.pumping = false
     this.ended = false
@@ -74,8 +75,10 @@ class ProcessCore {
     this.stdinTail = Promise.resolve()
   }
 
+  /** The id in its manager; read once (the native getter makes a new string per read). */
   get id() {
-    return this.native.id
+    if (this._id === undefined) this._id = this.native.id
+    return this._id
   }
 
   // argv, cwd and timeout are read from the native side when first asked for: most processes

@@ -78,6 +78,9 @@ export async function outputSection({ rounds, workloads, mastra, log }) {
           mbps: good.length ? median(good.map((x) => x.bytes / 1e6 / x.secs)) : undefined,
           secs: good.length ? median(good.map((x) => x.secs)) : undefined,
           cpu: good.length ? median(good.map((x) => x.cpu)) : undefined,
+          // Per round, in round order (NaN for a failed round), for per-round ratios.
+          mbpsRounds: rs.map((x) => (x.error || x.bytes !== w.bytes ? NaN : x.bytes / 1e6 / x.secs)),
+          cpuRounds: rs.map((x) => (x.error || x.bytes !== w.bytes ? NaN : x.cpu)),
         }
         rows.push(row)
         log(`  ${key.padEnd(8)} ${row.name.padEnd(30)} ${row.mbps === undefined ? 'FAILED' : `${row.mbps.toFixed(0).padStart(5)} MB/s  cpu ${row.cpu.toFixed(2)} s`}${row.problem ? `  (${row.problem})` : ''}`)

@@ -82,6 +82,7 @@ export async function spawnSection(ctx, { rounds, seqN, parN, inflight = 16, log
           limit: Boolean(c.limitArgv),
           n: mode.n * rounds,
           perSec: m('perSec'),
+          perSecRounds: bs.map((b) => b.perSec),
           latP50: m('latP50'),
           latP99: m('latP99'),
           syncP50: m('syncP50'),
