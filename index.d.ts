@@ -237,8 +237,10 @@ export declare class ProcessHandle {
   /**
    * stdout as a Node Readable (created on first use, replays retained output, ends at exit). It
    * loses nothing: while it is not read, the child is held back (as with a paused
-   * `child_process` stream). Created after output was already evicted from the bounded log, it
-   * errors with {@link ProcessOutputTruncatedError} rather than skip bytes silently.
+   * `child_process` stream), and a reader first used in the turn that receives the handle (right
+   * after `await spawn(...)`) gets stdout from its first byte, however fast the child writes.
+   * Created later, after output was already evicted from the bounded log, it errors with
+   * {@link ProcessOutputTruncatedError} rather than skip bytes silently.
    */
   readonly reader: Readable
   /** stdin as a Node Writable; `end()` closes stdin. */

@@ -112,6 +112,30 @@ test.describe('soak, quick', () => {
     assert.equal(r.lastLine, 1_000_000)
   })
 
+  test('a reader made in the turn its handle arrives gets every byte of a child that floods from its first instant', async () => {
+    // The caller's turn is made long on purpose (a synchronous 100 ms, as a GC pause or a cold
+    // JIT makes it): without a hold at the first byte, the child (about 1 GB/s) overran the
+    // bounded log before handle.reader existed, and the reader failed as truncated.
+    const h = await pm.spawn('head -c 100000000 /dev/zero', { maxRetainedBytes: 0, stdinMode: 'ignore' })
+    const until = Date.now() + 100
+    while (Date.now() < until) {
+      // the caller's long turn
+    }
+    let n = 0
+    for await (const c of h.reader) n += c.length
+    assert.equal(n, 100_000_000)
+    assert.equal((await h.wait()).exitCode, 0)
+    pm.release(h.pid)
+  })
+
+  test('a handle whose reader is never made does not hold its child back', async () => {
+    // The hold at the first byte ends once the caller has had its turn with the handle.
+    const h = await pm.spawn('head -c 20000000 /dev/zero', { maxRetainedBytes: 0, stdinMode: 'ignore' })
+    const r = await h.wait()
+    assert.equal(r.exitCode, 0)
+    pm.release(h.pid)
+  })
+
   test('a slow onStdout listener on a flood: the child is slowed down, every line arrives once, in order', async () => {
     const r = await soak.floodSlowListener(1_000_000)
     assert.equal(r.exit, 0)

@@ -68,6 +68,9 @@ class ProcessCore {
     this.manager = meta.manager
     this._argv = undefined
     this._id = undefined
+    /** The producer is held at the start of stdout until the caller had its turn (see launch). */
+    this.graceHold = false
+    this.readerMade = false
     this.listeners = [new Set(), new Set()]
     this.pumping = false
     this.ended = false
@@ -219,6 +222,7 @@ class ProcessCore {
    */
   reader(pid) {
     const native = this.native
+    this.readerMade = true
     let after = 0
     let reading = false
     let held = true
@@ -271,6 +275,16 @@ class ProcessCore {
   }
 }
 
+/**
+ * Ends the hold a launch put at the start of stdout, unless a reader took it over. Until then the
+ * child could fill the bounded log and block, no further.
+ */
+function endGraceHold(core) {
+  if (!core.graceHold) return
+  core.graceHold = false
+  if (!core.readerMade) core.native.setReaderHold(null)
+}
+
 /** Releases the producer hold of a reader that was dropped without being ended or destroyed. */
 const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHold(null))
 
@@ -280,12 +294,22 @@ const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHo
  * gave them, and the native side reads their meaning. `listeners` (`[stream, fn]` pairs) are
  * installed before the first byte, so they miss nothing; their first delivery waits for the
  * caller to have its handle (Mastra: the handle resolves before any output callback).
+ *
+ * `holdForReader`: the handle has a `reader` that replays stdout from its first byte. The
+ * producer is held at that first byte from the start, until the caller has had its turn with the
+ * handle (the continuation of its `await`, a check phase later): a reader made then gets every
+ * byte. Without the hold a fast child (1 GB/s) overran the bounded log in the moment between the
+ * launch and the caller's `handle.reader`, and that reader failed as truncated.
  */
-async function launch(face, request, meta, listeners = []) {
+async function launch(face, request, meta, listeners = [], holdForReader = false) {
   let core
   const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
-  const native = await binding.spawnProcess(face, request, realm, wake)
+  const native = await binding.spawnProcess(face, request, realm, wake, holdForReader)
   core = new ProcessCore(native, meta)
+  if (holdForReader) {
+    core.graceHold = true
+    setImmediate(endGraceHold, core)
+  }
   if (wake) {
     core.pumping = true
     core.addListeners(listeners)

@@ -71,7 +71,8 @@ class ProcessManager {
   async _start(face, req, listeners, mastra) {
     this._assertOpen()
     const meta = { command: typeof req.command === 'string' ? req.command : undefined, manager: this }
-    const recorded = launch(face, req, meta, listeners).then((core) => this._track(core, mastra))
+    // A Mastra handle has a `reader` that replays stdout from its first byte.
+    const recorded = launch(face, req, meta, listeners, mastra).then((core) => this._track(core, mastra))
     this._launching.add(recorded)
     const settled = () => this._launching.delete(recorded)
     recorded.then(settled, settled)

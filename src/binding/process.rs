@@ -242,7 +242,9 @@ fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
 /// Mastra surface's `spawn`) or `'argv'` (the Processes API's `exec`); `request` is
 /// `{ command, options, env: [layers], cwd }` as the user gave them: the core reads their meaning.
 /// `onWake`, when given, is called whenever new output is ready for `pumpDrain()`; while it is
-/// installed the child is slowed down rather than letting the pump lose output.
+/// installed the child is slowed down rather than letting the pump lose output. `holdOutput`
+/// holds the producer for a byte-stream reader at the start of stdout, from the first byte,
+/// until `setReaderHold` moves or releases it.
 #[napi(ts_return_type = "Promise<NativeProcess>")]
 pub fn spawn_process<'env>(
     env: &'env Env,
@@ -250,6 +252,7 @@ pub fn spawn_process<'env>(
     request: Unknown<'_>,
     owner: u32,
     on_wake: Option<WakeFn>,
+    hold_output: Option<bool>,
 ) -> napi::Result<PromiseRaw<'env, NativeProcess>> {
     let face = match face.as_str() {
         "shell" => Face::Shell,
@@ -260,7 +263,8 @@ pub fn spawn_process<'env>(
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let pump = on_wake.map(wake_fn);
     let timeout = launch.timeout;
-    promise(env, async move { supervisor::spawn_with_pump(launch.spec, id, owner as u64, pump) }, move |inner| {
+    let hold = hold_output.unwrap_or(false);
+    promise(env, async move { supervisor::spawn_with_pump(launch.spec, id, owner as u64, pump, hold) }, move |inner| {
         NativeProcess { inner, timeout }
     })
 }

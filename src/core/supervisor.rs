@@ -32,16 +32,18 @@ use tokio::time::Instant;
 
 /// Spawns `spec` and starts its supervisor. Must be called inside a tokio runtime.
 pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>> {
-    spawn_with_pump(spec, id, owner, None)
+    spawn_with_pump(spec, id, owner, None, false)
 }
 
 /// Like `spawn`, with the listener pump installed before the readers start, so the pump holds
-/// the producer back from the first byte.
+/// the producer back from the first byte. `hold` holds it for a byte-stream reader at the start
+/// of the output, from the first byte, until `set_reader_position` moves or releases it.
 pub fn spawn_with_pump(
     spec: SpawnSpec,
     id: String,
     owner: u64,
     pump: Option<Box<dyn Fn() + Send + Sync>>,
+    hold: bool,
 ) -> CoreResult<Arc<Process>> {
     let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
     let launched = match spawn::launch(
@@ -77,6 +79,9 @@ pub fn spawn_with_pump(
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
     if let Some(wake) = pump {
         proc.output.set_pump(wake, true);
+    }
+    if hold {
+        proc.output.set_reader_position(Some(0));
     }
     let mut streams = vec![(launched.stdout, Stream::Stdout)];
     match launched.stderr {

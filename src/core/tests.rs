@@ -373,6 +373,7 @@ async fn listeners_and_retained_text_share_one_decoding() {
         Some(Box::new(move || {
             w.fetch_add(1, Ordering::Relaxed);
         })),
+        false,
     )
     .unwrap();
     within(Duration::from_secs(5), p.wait_finished(None)).await;
