@@ -5,7 +5,7 @@
 //! promise: the future owns what it uses, so a JS object that is collected, or a worker that is
 //! terminated, while a call is pending can never leave a future reading freed memory.
 
-use super::bytes::JsBytes;
+use super::bytes::{JsBytes, JsText};
 use super::error::{invalid, js_error};
 use super::settle;
 use super::value::{request_of, value_of};
@@ -94,7 +94,8 @@ pub struct NativeRetained {
 pub struct NativeChunk {
     /// 0 = stdout, 1 = stderr.
     pub stream: u8,
-    pub text: String,
+    #[napi(ts_type = "string")]
+    pub text: JsText,
 }
 
 /// One log event as the Processes API needs it.
@@ -319,24 +320,33 @@ pub fn probe_port<'env>(
 
 fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
     // Pieces of at most PIECE bytes: larger strings land in V8's large-object space, which only
-    // a full GC frees, so a fast producer would grow the heap by gigabytes.
+    // a full GC frees, so a fast producer would grow the heap by gigabytes. Large texts are cut
+    // into pieces that share their bytes; small ones (a line here, a line there) are gathered
+    // into one piece, so that a chatty child does not cost a JS call per line.
     const PIECE: usize = 64 * 1024;
     let mut out: Vec<NativeChunk> = Vec::new();
     for c in chunks {
         let stream = if c.stream == Stream::Stdout { 0 } else { 1 };
-        let mut text = c.text.as_str();
-        while !text.is_empty() {
-            if let Some(last) = out.last_mut().filter(|l| l.stream == stream && l.text.len() < PIECE) {
-                let take = floor_char_boundary(text, PIECE - last.text.len());
-                if take > 0 {
-                    last.text.push_str(&text[..take]);
-                    text = &text[take..];
-                    continue;
+        let all = c.text.as_str();
+        let mut at = 0;
+        while at < all.len() {
+            let rest = &all[at..];
+            if let Some(last) = out.last_mut().filter(|l| l.stream == stream) {
+                if let JsText::Owned(t) = &mut last.text {
+                    if rest.len() <= PIECE.saturating_sub(t.len()) {
+                        t.push_str(rest);
+                        break;
+                    }
                 }
             }
-            let take = floor_char_boundary(text, PIECE).max(text.chars().next().map_or(0, char::len_utf8));
-            out.push(NativeChunk { stream, text: text[..take].to_string() });
-            text = &text[take..];
+            let take = floor_char_boundary(rest, PIECE).max(rest.chars().next().map_or(0, char::len_utf8));
+            let text = if take < PIECE / 4 && take == rest.len() {
+                JsText::Owned(rest.to_string())
+            } else {
+                JsText::Shared(c.text.slice(at..at + take))
+            };
+            out.push(NativeChunk { stream, text });
+            at += take;
         }
     }
     out

@@ -38,7 +38,48 @@ pub enum Consumer {
 /// Decoded output for the listeners, one stream at a time, in order.
 pub struct TextChunk {
     pub stream: Stream,
-    pub text: String,
+    pub text: Text,
+}
+
+/// Text as UTF-8 bytes, valid by construction. Output that was valid as read shares the log's
+/// bytes: a flood of text then reaches the binding without a copy (two copies and two fresh
+/// allocations per read were most of what a fast listener cost the JS thread).
+#[derive(Clone)]
+pub struct Text(Bytes);
+
+impl Text {
+    /// `b` must be valid UTF-8 (checked by the caller's decoder).
+    fn shared(b: &Bytes) -> Text {
+        debug_assert!(std::str::from_utf8(b).is_ok());
+        Text(b.clone())
+    }
+
+    pub fn as_str(&self) -> &str {
+        // SAFETY: a `Text` is only made from valid UTF-8 (`shared` after validation, or a String)
+        // and only sliced at character boundaries (`slice`).
+        unsafe { std::str::from_utf8_unchecked(&self.0) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The text between two character boundaries, sharing the bytes.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Text {
+        let s = self.as_str();
+        assert!(s.is_char_boundary(range.start) && s.is_char_boundary(range.end), "slice inside a character");
+        Text(self.0.slice(range))
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(Bytes::from(s))
+    }
 }
 
 struct Texts {
@@ -202,9 +243,12 @@ impl Output {
             for e in read.events {
                 if let EventBody::Output(stream, data) = e.body {
                     let i = index(stream);
-                    let text = decoders[i].decode(&data).into_owned();
+                    let text = match decoders[i].decode(&data) {
+                        std::borrow::Cow::Borrowed(_) => Text::shared(&data),
+                        std::borrow::Cow::Owned(s) => Text::from(s),
+                    };
                     if *retain {
-                        retained[i].push(&text);
+                        retained[i].push(text.as_str());
                     }
                     chunks.push(TextChunk { stream, text });
                 }
@@ -215,7 +259,7 @@ impl Output {
                     let text = decoders[i].finish();
                     if !text.is_empty() {
                         retained[i].push(&text);
-                        chunks.push(TextChunk { stream, text });
+                        chunks.push(TextChunk { stream, text: Text::from(text) });
                     }
                 }
             }
