@@ -260,14 +260,21 @@ pub fn spawn_process<'env>(
         "terminal" => Face::Terminal,
         _ => Face::Argv,
     };
-    let launch = request::parse(face, &request_of(&request)?).map_err(|e| js_error(env, e))?;
+    // Only the conversion happens on the JS thread; the request's rules are read on the runtime,
+    // with the spawn: a bad value still rejects the launch, with its typed error.
+    let value = request_of(&request)?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let pump = on_wake.map(wake_fn);
-    let timeout = launch.timeout;
     let hold = hold_output.unwrap_or(false);
-    promise(env, async move { supervisor::spawn_with_pump(launch.spec, id, owner as u64, pump, hold) }, move |inner| {
-        NativeProcess { inner, timeout }
-    })
+    promise(
+        env,
+        async move {
+            let launch = request::parse(face, &value)?;
+            let inner = supervisor::spawn_with_pump(launch.spec, id, owner as u64, pump, hold)?;
+            Ok((inner, launch.timeout))
+        },
+        move |(inner, timeout)| NativeProcess { inner, timeout },
+    )
 }
 
 /// Checks `ProcessManager` options by the core's rules; returns the working directory, resolved.
