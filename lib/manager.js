@@ -106,10 +106,7 @@ class ProcessManager {
     const exited = []
     for (const r of this._records.values()) {
       if (!r.listed) continue
-      if (r.endedAt === undefined) {
-        const st = r.core.native.state()
-        if (st.done) r.endedAt = st.endedAtMs
-      }
+      if (r.endedAt === undefined) r.endedAt = r.core.native.doneAtMs ?? undefined
       if (r.endedAt !== undefined) exited.push(r)
     }
     if (exited.length <= KEEP_EXITED) return

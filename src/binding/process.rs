@@ -420,6 +420,18 @@ impl NativeProcess {
         self.inner.started_at_ms as f64
     }
 
+    /// When the process was done (the Processes API end), in ms since the epoch; undefined
+    /// before. The one field `state()` would be built for when pruning exited processes.
+    #[napi(getter)]
+    pub fn done_at_ms(&self) -> Option<f64> {
+        let st = self.inner.state();
+        if st.is_done() {
+            st.ended_at_ms.map(|v| v as f64)
+        } else {
+            None
+        }
+    }
+
     #[napi]
     pub fn state(&self) -> NativeState {
         self.inner.state().into()
