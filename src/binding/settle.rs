@@ -34,15 +34,13 @@ pub(crate) struct Settler {
 impl Settler {
     /// Made by `registerRealm`, on `noop` (the function a call lands on after its closure ran).
     pub(crate) fn new(noop: Function<(), ()>) -> napi::Result<Arc<Settler>> {
-        let tsfn = noop
-            .build_threadsafe_function::<Job>()
-            .weak::<true>()
-            .callee_handled::<false>()
-            .build_callback(|ctx: ThreadsafeCallContext<Job>| {
+        let tsfn = noop.build_threadsafe_function::<Job>().weak::<true>().callee_handled::<false>().build_callback(
+            |ctx: ThreadsafeCallContext<Job>| {
                 (ctx.value)(&ctx.env);
                 released(&ctx.env);
                 Ok(())
-            })?;
+            },
+        )?;
         Ok(Arc::new(Settler { tsfn: Mutex::new(tsfn) }))
     }
 
