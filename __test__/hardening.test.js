@@ -370,3 +370,27 @@ test('200 groups whose roots exited while a grandchild lives cost at most 1% of 
     await cleanup(pm, marker)
   }
 })
+
+// A pending promise keeps Node alive (an awaited exit is often all a script has left to do);
+// none pending, Node is free to exit even with a process running (it is killed on the way out).
+test('an awaited exitCode keeps Node alive; an unobserved process does not, once nothing is pending', async () => {
+  const root = path.join(__dirname, '..')
+  const script = `
+    const { ProcessManager } = require(${JSON.stringify(root)})
+    const pm = new ProcessManager()
+    pm.exec(['/bin/sleep', '0.3']).then((p) => p.exitCode).then((code) => {
+      console.log('exited ' + code)
+      return pm.exec(['/bin/sleep', '60'])
+    }).then((p) => console.log('started ' + p.pid))`
+  const started = Date.now()
+  const out = await new Promise((resolve, reject) =>
+    execFile(process.execPath, ['-e', script], { timeout: 30_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  )
+  const lines = out.trim().split('\n')
+  assert.equal(lines[0], 'exited 0', 'Node stayed alive for the awaited exit')
+  const pid = Number(lines[1].replace('started ', ''))
+  assert.ok(pid > 0, out)
+  // Node left by itself, long before the 60 s sleep would have ended, and took the sleep with it.
+  assert.ok(Date.now() - started < 30_000)
+  assert.ok(await eventually(() => !alive(pid), 5000), 'the unobserved sleep died with its Node')
+})

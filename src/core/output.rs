@@ -60,14 +60,6 @@ impl Text {
         unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The text between two character boundaries, sharing the bytes.
     pub fn slice(&self, range: std::ops::Range<usize>) -> Text {
         let s = self.as_str();
