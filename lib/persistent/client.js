@@ -227,9 +227,15 @@ async function startSupervisor(config) {
   child.stdout.destroy()
   child.unref()
   if (first.error) throw protocol.toError(first.error)
-  const conn = await Connection.open(config.socketPath)
-  if (!conn) throw lost(`the sandbox supervisor for ${config.id} was gone as soon as it started`)
-  return conn
+  // Two starts racing past a dead supervisor's socket file can replace each other's socket: the
+  // path then belongs to the other one (the replaced supervisor ends itself), which a short retry
+  // finds.
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const conn = await Connection.open(config.socketPath)
+    if (conn) return conn
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw lost(`the sandbox supervisor for ${config.id} was gone as soon as it started`)
 }
 
 module.exports = { Connection, startSupervisor }

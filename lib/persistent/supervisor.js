@@ -363,19 +363,22 @@ const server = net.createServer(accept)
 let lifetime
 
 async function main() {
+  // Binding first: of two supervisors started at once for a new sandbox, exactly one binds and
+  // the other finds it answering. (Checking first, then removing the path and binding, let the
+  // second remove the socket the first had just bound, and the first's client found nothing.)
   for (let attempt = 0; ; attempt++) {
-    if (await answering(config.socketPath)) {
-      process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
-      process.exit(0)
-    }
-    // Nobody answers: a socket file left by a supervisor that died is replaced.
-    fs.rmSync(config.socketPath, { force: true })
     try {
       await listen(config.socketPath)
       break
     } catch (e) {
       if (e.code !== 'EADDRINUSE' || attempt >= 4) throw e
     }
+    if (await answering(config.socketPath)) {
+      process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
+      process.exit(0)
+    }
+    // Nobody answers: a socket file left by a supervisor that died is replaced.
+    fs.rmSync(config.socketPath, { force: true })
   }
   fs.chmodSync(config.socketPath, 0o600)
   socketIno = fs.statSync(config.socketPath).ino
