@@ -266,15 +266,24 @@ pub fn spawn_process<'env>(
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let pump = on_wake.map(wake_fn);
     let hold = hold_output.unwrap_or(false);
-    promise(
-        env,
-        async move {
-            let launch = request::parse(face, &value)?;
-            let inner = supervisor::spawn_with_pump(launch.spec, id, owner as u64, pump, hold)?;
-            Ok((inner, launch.timeout))
-        },
-        move |(inner, timeout)| NativeProcess { inner, timeout },
-    )
+    let (pending, promise) = settle::pending(env)?;
+    // The launch's task goes on as the process's own (reading and supervising it): no task is
+    // spawned from a runtime thread per launch, and none of tokio's hand-offs between its
+    // threads that each such spawn costs.
+    napi::bindgen_prelude::spawn(async move {
+        let launched = request::parse(face, &value).and_then(|launch| {
+            let (inner, run) = supervisor::launch(launch.spec, id, owner as u64, pump, hold)?;
+            Ok((NativeProcess { inner, timeout: launch.timeout }, run))
+        });
+        match launched {
+            Ok((process, run)) => {
+                pending.settle(Ok(process));
+                run.await;
+            }
+            Err(e) => pending.settle::<NativeProcess>(Err(e)),
+        }
+    });
+    Ok(promise)
 }
 
 /// Checks `ProcessManager` options by the core's rules; returns the working directory, resolved.

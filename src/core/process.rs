@@ -176,6 +176,15 @@ impl Process {
         self.drain.send_replace(true);
     }
 
+    /// The group and the whole tree found empty at once (most often, as the root is reaped).
+    pub(crate) fn tree_ended(&self) {
+        self.update(|s| {
+            s.group_empty = true;
+            s.tree_empty = true;
+        });
+        self.drain.send_replace(true);
+    }
+
     pub(crate) fn tree_emptied(&self) {
         self.update(|s| s.tree_empty = true);
     }
@@ -215,6 +224,12 @@ impl Process {
     }
 
     /// Records the tree's CPU time and memory peak, and gives its (empty) cgroup back.
+    /// The `cgroup.events` of its cgroup, open, while it has one (see `Cgroup::events`). Not
+    /// kept by the process itself: an exited process that is kept holds no descriptor.
+    pub(crate) fn cgroup_events(&self) -> Option<Arc<OwnedFd>> {
+        self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Cgroup::events)
+    }
+
     pub(crate) fn release_cgroup(&self) {
         // The cgroup's lock is held until the figures are recorded, so that a reader never finds
         // neither the cgroup nor its final figures.
@@ -283,14 +298,19 @@ impl Process {
                 }
                 None => {
                     // The group is gone; take what is buffered without waiting for writers outside it.
-                    if buf.len() < BUF {
-                        buf = vec![0u8; BUF];
+                    // Most often that is nothing but the end of file, so the buffer grows only as
+                    // reads fill it.
+                    if buf.is_empty() {
+                        buf = vec![0u8; FIRST];
                     }
                     while let Ok(n) = reader.read_now(&mut buf) {
                         if n == 0 {
                             break;
                         }
                         self.output.push(stream, &buf[..n]);
+                        if n == buf.len() && buf.len() < BUF {
+                            buf = vec![0u8; BUF];
+                        }
                         // A full pipe (1 MiB) drained at once would overrun a listener pump or
                         // reader that lags; the group is dead, so waiting here holds nothing up
                         // (a stalled reader only for a while).

@@ -25,7 +25,6 @@ use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -45,6 +44,26 @@ pub fn spawn_with_pump(
     pump: Option<Box<dyn Fn() + Send + Sync>>,
     hold: bool,
 ) -> CoreResult<Arc<Process>> {
+    let (proc, run) = launch(spec, id, owner, pump, hold)?;
+    tokio::spawn(run);
+    Ok(proc)
+}
+
+/// The rest of a launched process's life: reading its output and supervising it, to its end.
+/// One future, so one task per process: every task spawned from a runtime thread makes tokio
+/// wake the other thread to look for work, which cost a hand-off per task on the launch path.
+pub type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Launches `spec` (see `spawn_with_pump`) and returns the process with the future that must
+/// run for it to be read and supervised: the caller drives it, on the runtime, after it has
+/// reported the launch (a launch request's own task can go on as the process's task).
+pub fn launch(
+    spec: SpawnSpec,
+    id: String,
+    owner: u64,
+    pump: Option<Box<dyn Fn() + Send + Sync>>,
+    hold: bool,
+) -> CoreResult<(Arc<Process>, Run)> {
     let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
     let launched = match spawn::launch(
         &spec,
@@ -83,27 +102,34 @@ pub fn spawn_with_pump(
     if hold {
         proc.output.set_reader_position(Some(0));
     }
-    let mut streams = vec![(launched.stdout, Stream::Stdout)];
-    match launched.stderr {
-        Some(fd) => streams.push((fd, Stream::Stderr)),
+    let stdout = launched.stdout;
+    let stderr = match launched.stderr {
+        Some(fd) => Some(fd),
         // On a terminal everything arrives as stdout; stderr is complete, and empty, from the start.
-        None => proc.output.end_stream(Stream::Stderr),
-    }
-    let streams_left = Arc::new(AtomicU8::new(streams.len() as u8));
-    for (fd, stream) in streams {
-        let p = proc.clone();
-        let left = streams_left.clone();
-        tokio::spawn(async move {
-            p.read_stream(fd, stream).await;
-            if left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                p.update(|s| s.outputs_done = true);
+        None => {
+            proc.output.end_stream(Stream::Stderr);
+            None
+        }
+    };
+    let p = proc.clone();
+    // The readers outlive the supervision when a process outside the group still holds a pipe
+    // (the process is over once its group is empty); the task ends when all three have.
+    let reads = async move {
+        let err = async {
+            if let Some(fd) = stderr {
+                p.read_stream(fd, Stream::Stderr).await;
             }
-        });
-    }
+        };
+        tokio::join!(p.read_stream(stdout, Stream::Stdout), err);
+        p.update(|s| s.outputs_done = true);
+    };
     let timeout = spec.timeout_ms.map(Duration::from_millis);
     let grace = Duration::from_millis(spec.grace_ms);
-    tokio::spawn(supervise(proc.clone(), launched.pidfd, timeout, grace));
-    Ok(proc)
+    let supervision = supervise(proc.clone(), launched.pidfd, timeout, grace);
+    let run: Run = Box::pin(async move {
+        tokio::join!(reads, supervision);
+    });
+    Ok((proc, run))
 }
 
 /// An empty cgroup for a launch to join.
@@ -137,6 +163,8 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
     // group cannot hang the Mastra face's `wait()`); the tree's ends the process.
     let mut group_left: Option<Waiting> = None;
     let mut tree_left: Option<Waiting> = None;
+    // Without a cgroup to watch, the tree is the process group.
+    let mut group_is_tree = true;
 
     loop {
         // Marks the state seen, so that `changed()` below waits for the next change.
@@ -149,17 +177,24 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
                 reaped = true;
                 p.root_reaped(root_exit(status));
                 // Members outside the root may live on; from now on the tree is the process: its
-                // cgroup when it has one (escapees included), else its process group.
-                let dir = p.cgroup_dir.clone();
-                group_left = Some(Box::pin(liveness::wait_empty(group, dir.clone())));
-                if let Some(dir) = dir {
-                    tree_left = Some(Box::pin(async move { cgroup::wait_empty(&dir).await }));
+                // cgroup when it has one (escapees included), else its process group. Most trees
+                // end with their root, so look once now, before setting up any wait: the same
+                // first look each wait makes, without a turn of this loop per answer.
+                let tree = p.cgroup_dir.clone().zip(p.cgroup_events());
+                if !group.exists() && tree.as_ref().is_none_or(|(dir, events)| !cgroup::populated(dir, events)) {
+                    p.tree_ended();
+                } else {
+                    group_left = Some(Box::pin(liveness::wait_empty(group, p.cgroup_dir.clone())));
+                    if let Some((dir, events)) = tree {
+                        group_is_tree = false;
+                        tree_left = Some(Box::pin(async move { cgroup::wait_empty(&dir, &events).await }));
+                    }
                 }
             }
             _ = async { group_left.as_mut().expect("guarded").await }, if group_left.is_some() => {
                 group_left = None;
                 p.group_emptied();
-                if p.cgroup_dir.is_none() {
+                if group_is_tree {
                     p.tree_emptied();
                 }
             }
