@@ -44,6 +44,17 @@ test.describe('exec: argv, env, cwd, spawn errors', () => {
     assert.equal(await p.exitCode, 0)
   })
 
+  test('argv and env reach the child exactly: quotes, escapes, controls, non-ASCII, long, lone surrogates', async () => {
+    const args = ['"q" \\b\\ /s \\u0041', 'tab\there\nline\r\u0001\u001f\u007f', 'é 漢字 🙂', 'x'.repeat(5000), '']
+    const env = { V: 'é"\\\n🙂', EMPTY: '' }
+    const show = 'process.stdout.write(JSON.stringify([process.argv.slice(1), process.env.V, process.env.EMPTY, process.env.W]))'
+    const run = async (argv, envs) => JSON.parse((await (await pm.exec([process.execPath, '-e', show, ...argv], { env: envs })).output({ encoding: 'utf8' })).stdout)
+    // A request of plain values crosses into native code as JSON; one with a lone surrogate (not
+    // JSON-faithful) as the object. Both must give the child the same bytes, a lone surrogate as U+FFFD.
+    assert.deepEqual(await run(args, env), [args, env.V, '', null])
+    assert.deepEqual(await run([...args, 'a\ud800b'], { ...env, W: '\udc00' }), [[...args, 'a\ufffdb'], env.V, '', '\ufffd'])
+  })
+
   test('shell syntax needs an explicit shell', async () => {
     const out = await (await pm.exec(['/bin/sh', '-c', 'echo $((1+2)) | tr 3 x'])).output({ encoding: 'utf8' })
     assert.equal(out.stdout, 'x\n')

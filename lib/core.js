@@ -288,6 +288,53 @@ function endGraceHold(core) {
 /** Releases the producer hold of a reader that was dropped without being ended or destroyed. */
 const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHold(null))
 
+/** How deep the native conversion follows a request's fields (its `DEPTH` less the request). */
+const FIELD_DEPTH = 3
+
+/**
+ * The request as JSON text where JSON carries exactly what the native conversion would read
+ * from the object (plain objects and arrays, finite numbers, well-formed strings, booleans, null;
+ * no `undefined` below the request's own fields; no deeper than the conversion follows), else
+ * the object itself. One string crosses into native code instead of a walk of the object one
+ * napi call at a time: 1-2 µs against about 15 µs of the JS thread per launch.
+ */
+function wire(request) {
+  for (const k in request) {
+    const v = request[k]
+    if (v !== undefined && !faithful(v, FIELD_DEPTH)) return request
+  }
+  return JSON.stringify(request)
+}
+
+function faithful(v, depth) {
+  switch (typeof v) {
+    case 'string':
+      return v.isWellFormed()
+    case 'number':
+      return Number.isFinite(v)
+    case 'boolean':
+      return true
+    case 'object': {
+      if (v === null) return true
+      if (Array.isArray(v)) {
+        if (Object.getPrototypeOf(v) !== Array.prototype || (v.length > 0 && depth === 0)) return false
+        for (let i = 0; i < v.length; i++) if (!(i in v) || !faithful(v[i], depth - 1)) return false
+        return true
+      }
+      const proto = Object.getPrototypeOf(v)
+      if (proto !== Object.prototype && proto !== null) return false
+      for (const k in v) {
+        // An inherited enumerable key (a polluted prototype) is read natively, not by JSON.
+        if (depth === 0 || !Object.hasOwn(v, k) || !faithful(v[k], depth - 1)) return false
+      }
+      return true
+    }
+    default:
+      // undefined (JSON drops it), functions, symbols, bigints: the object goes as it is.
+      return false
+  }
+}
+
 /**
  * Launches a native process and wraps it in a core. `face` is 'shell' (the Mastra surface) or
  * 'argv' (the Processes API); `request` is `{ command, options, env: [layers], cwd }` as the user
@@ -304,7 +351,7 @@ const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHo
 async function launch(face, request, meta, listeners = [], holdForReader = false) {
   let core
   const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
-  const native = await binding.spawnProcess(face, request, realm, wake, holdForReader)
+  const native = await binding.spawnProcess(face, wire(request), realm, wake, holdForReader)
   core = new ProcessCore(native, meta)
   if (holdForReader) {
     core.graceHold = true
