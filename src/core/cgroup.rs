@@ -10,7 +10,7 @@
 //! every member at once.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -196,24 +196,13 @@ impl Cgroup {
     }
 }
 
-/// A small cgroup file, read to its end with plain reads: `read_to_string` adds a `statx` and an
-/// `lseek` per file, and a launch reads three of these files.
+/// A small cgroup file, opened by path and read to its end with plain reads (`read_to_string`
+/// adds a `statx` and an `lseek`).
 fn read(dir: &Path, file: &str) -> io::Result<String> {
-    let mut f = std::fs::File::open(dir.join(file))?;
-    let mut out = Vec::new();
-    let mut buf = [0u8; 1024];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    String::from_utf8(out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    read_again(&std::fs::File::open(dir.join(file))?.into())
 }
 
-/// A kernfs file kept open, read from its start: the kernel makes its text anew.
+/// A kernfs file read from its start, at offsets: kept open, it is made anew by each read from 0.
 fn read_again(fd: &OwnedFd) -> io::Result<String> {
     let mut out = Vec::new();
     let mut buf = [0u8; 1024];
