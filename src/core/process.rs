@@ -223,13 +223,13 @@ impl Process {
         group || root || session || tree
     }
 
-    /// Records the tree's CPU time and memory peak, and gives its (empty) cgroup back.
     /// The `cgroup.events` of its cgroup, open, while it has one (see `Cgroup::events`). Not
     /// kept by the process itself: an exited process that is kept holds no descriptor.
     pub(crate) fn cgroup_events(&self) -> Option<Arc<OwnedFd>> {
         self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Cgroup::events)
     }
 
+    /// Records the tree's CPU time and memory peak, and gives its (empty) cgroup back.
     pub(crate) fn release_cgroup(&self) {
         // The cgroup's lock is held until the figures are recorded, so that a reader never finds
         // neither the cgroup nor its final figures.

@@ -102,15 +102,11 @@ pub fn launch(
     if hold {
         proc.output.set_reader_position(Some(0));
     }
-    let stdout = launched.stdout;
-    let stderr = match launched.stderr {
-        Some(fd) => Some(fd),
+    let (stdout, stderr) = (launched.stdout, launched.stderr);
+    if stderr.is_none() {
         // On a terminal everything arrives as stdout; stderr is complete, and empty, from the start.
-        None => {
-            proc.output.end_stream(Stream::Stderr);
-            None
-        }
-    };
+        proc.output.end_stream(Stream::Stderr);
+    }
     let p = proc.clone();
     // The readers outlive the supervision when a process outside the group still holds a pipe
     // (the process is over once its group is empty); the task ends when all three have.
