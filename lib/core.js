@@ -296,7 +296,8 @@ const FIELD_DEPTH = 3
  * from the object (plain objects and arrays, finite numbers, well-formed strings, booleans, null;
  * no `undefined` below the request's own fields; no deeper than the conversion follows), else
  * the object itself. One string crosses into native code instead of a walk of the object one
- * napi call at a time: 1-2 µs against about 15 µs of the JS thread per launch.
+ * napi call at a time: measured per launch on the JS thread, one at a time, about 5 µs (this
+ * check and `JSON.stringify`) against 15-17 µs for the walk.
  */
 function wire(request) {
   for (const k in request) {
