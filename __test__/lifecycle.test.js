@@ -14,9 +14,9 @@ const pm = new ProcessManager({ workingDirectory: '/tmp' })
 test.after(() => pm.close())
 
 
-function runFixture(mode) {
+function runFixture(mode, containment = 'auto') {
   const marker = crypto.randomUUID()
-  const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'exit-path.js'), mode, marker], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'exit-path.js'), mode, marker, containment], { stdio: ['pipe', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stderr.on('data', (d) => (err += d))
@@ -32,9 +32,12 @@ function runFixture(mode) {
   return { child, marker, ready, exited }
 }
 
-for (const mode of ['natural', 'exit', 'uncaught', 'signal:SIGTERM', 'signal:SIGINT', 'signal:SIGKILL', 'worker']) {
-  test(`no child survives Node ending by ${mode}`, async () => {
-    const f = runFixture(mode)
+const endings = ['natural', 'exit', 'uncaught', 'signal:SIGTERM', 'signal:SIGINT', 'signal:SIGKILL', 'worker'].map((mode) => [mode, 'auto'])
+// Without cgroups only the watchdog's list of process groups reaches the trees after a SIGKILL.
+endings.push(['signal:SIGKILL', 'process-group'], ['worker', 'process-group'])
+for (const [mode, containment] of endings) {
+  test(`no child survives Node ending by ${mode} (containment: ${containment})`, async () => {
+    const f = runFixture(mode, containment)
     const roots = await f.ready
     const marked = markedPids(f.marker)
     assert.ok(marked.length >= 4, `expected roots and grandchildren alive, saw ${marked.length}`)

@@ -82,9 +82,7 @@ pub fn launch(
     };
     // A contained tree needs no entry of its own: the watchdog kills the parent cgroup, and with
     // it every tree, should Node die.
-    if cgroup.is_none() {
-        watchdog::register(launched.pid as i32);
-    }
+    let listed = cgroup.is_none().then(|| watchdog::register(launched.pid as i32));
     let proc = Arc::new(Process::new(
         &spec,
         id,
@@ -121,7 +119,7 @@ pub fn launch(
     };
     let timeout = spec.timeout_ms.map(Duration::from_millis);
     let grace = Duration::from_millis(spec.grace_ms);
-    let supervision = supervise(proc.clone(), launched.pidfd, timeout, grace);
+    let supervision = supervise(proc.clone(), launched.pidfd, timeout, grace, listed);
     let run: Run = Box::pin(async move {
         tokio::join!(reads, supervision);
     });
@@ -147,7 +145,13 @@ fn root_exit(status: std::io::Result<std::process::ExitStatus>) -> RootExit {
 type Waiting = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Runs the process to its end. Spawned once per process, right after the launch.
-async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option<Duration>, grace: Duration) {
+async fn supervise(
+    p: Arc<Process>,
+    pidfd: Option<Arc<OwnedFd>>,
+    timeout: Option<Duration>,
+    grace: Duration,
+    listed: Option<watchdog::Entry>,
+) {
     let group = ProcessGroup::new(p.pid as i32);
     let mut deadline = timeout.map(|t| Instant::now() + t);
     let mut kill_at: Option<Instant> = None;
@@ -213,8 +217,8 @@ async fn supervise(p: Arc<Process>, pidfd: Option<Arc<OwnedFd>>, timeout: Option
     let outcome = p.state().outcome().unwrap_or_default();
     p.output.close(EventBody::Exited(outcome));
     p.release_cgroup();
-    if p.cgroup_dir.is_none() {
-        watchdog::unregister(p.pid as i32);
+    if let Some(entry) = listed {
+        watchdog::unregister(entry);
     }
     // Out of the live count before `done` is seen: a waiter settled by that update may look at
     // the count at once.
