@@ -63,7 +63,7 @@ fn writable(dir: &Path) -> bool {
 }
 
 /// How many emptied cgroups are kept for the next launches: creating and removing a cgroup costs
-/// about 90 µs of kernel time, which a reused one does not pay. Each kept one holds three
+/// about 90 µs of kernel time, which a reused one does not pay. Each kept one holds four
 /// descriptors; 32 covers the 16 launches in flight measured by the benchmarks, twice over.
 const POOL: usize = 32;
 
@@ -92,6 +92,8 @@ pub struct Cgroup {
     /// Its `cgroup.events`, kept open: read again from offset 0 it is made anew, for a sixth of
     /// the cost of an open, read and close (each tree's end reads it twice).
     events: Arc<OwnedFd>,
+    /// Its `cpu.stat`, kept open for the same reason (read at each tree's end).
+    cpu_stat: OwnedFd,
     /// `usage_usec` of `cpu.stat` when this tree got the cgroup (a reused one counts on).
     cpu_base_usec: f64,
     /// `cgroup.kill` was written: the kernel then kills every child later born into the cgroup
@@ -112,15 +114,16 @@ impl Cgroup {
         let dir = parent.join(format!("c{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
         std::fs::create_dir(&dir)?;
         let opened = std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")).and_then(|procs| {
-            let open = |f: &str| std::fs::File::open(dir.join(f)).map(|f| Arc::new(OwnedFd::from(f)));
-            Ok((procs, std::fs::File::open(&dir)?, open("cgroup.events")?))
+            let open = |f: &str| std::fs::File::open(dir.join(f)).map(OwnedFd::from);
+            Ok((procs, std::fs::File::open(&dir)?, open("cgroup.events")?, open("cpu.stat")?))
         });
         match opened {
-            Ok((procs, d, events)) => Ok(Cgroup {
+            Ok((procs, d, events, cpu_stat)) => Ok(Cgroup {
                 dir,
                 procs: Arc::new(procs.into()),
                 dirfd: Arc::new(d.into()),
-                events,
+                events: Arc::new(events),
+                cpu_stat,
                 cpu_base_usec: 0.0,
                 killed: Default::default(),
                 may_have_memory: true,
@@ -143,7 +146,7 @@ impl Cgroup {
     /// Gives back the (empty) cgroup: kept for a later launch, or removed. Returns the tree's CPU
     /// time and memory peak.
     pub fn release(self) -> (Option<f64>, Option<f64>) {
-        let usage = usage_usec(&self.dirfd);
+        let usage = usage_usec(&self.cpu_stat);
         let cpu = usage.map(|u| (u - self.cpu_base_usec) / 1000.0);
         let memory = if self.may_have_memory { memory_peak_bytes(&self.dir) } else { None };
         let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
@@ -177,7 +180,7 @@ impl Cgroup {
 
     /// CPU time of every member so far, dead ones included, in milliseconds.
     pub fn cpu_time_ms(&self) -> Option<f64> {
-        usage_usec(&self.dirfd).map(|u| (u - self.cpu_base_usec) / 1000.0)
+        usage_usec(&self.cpu_stat).map(|u| (u - self.cpu_base_usec) / 1000.0)
     }
 
     /// Some live process is a member.
@@ -203,6 +206,9 @@ fn read(dir: &Path, file: &str) -> io::Result<String> {
 }
 
 /// A kernfs file read from its start, at offsets: kept open, it is made anew by each read from 0.
+/// A read that does not fill the buffer has reached the end: a cgroup file is a `seq_file`, which
+/// fills the reader's buffer until its text ends, so the usual read that returns 0 is not made
+/// (half of these files' system calls, a third of them at each tree's end).
 fn read_again(fd: &OwnedFd) -> io::Result<String> {
     let mut out = Vec::new();
     let mut buf = [0u8; 1024];
@@ -211,7 +217,12 @@ fn read_again(fd: &OwnedFd) -> io::Result<String> {
         let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), out.len() as libc::off_t) };
         match n {
             0 => break,
-            n if n > 0 => out.extend_from_slice(&buf[..n as usize]),
+            n if n > 0 => {
+                out.extend_from_slice(&buf[..n as usize]);
+                if (n as usize) < buf.len() {
+                    break;
+                }
+            }
             _ => {
                 let e = io::Error::last_os_error();
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -223,16 +234,9 @@ fn read_again(fd: &OwnedFd) -> io::Result<String> {
     String::from_utf8(out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
-/// `usage_usec` of `cpu.stat`, opened from the cgroup's directory (one name to look up, not the
-/// whole path).
-fn usage_usec(dir: &OwnedFd) -> Option<f64> {
-    // SAFETY: a NUL-terminated name relative to a directory we own; the result is ours.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), c"cpu.stat".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: a fresh descriptor.
-    let stat = read_again(&unsafe { OwnedFd::from_raw_fd(fd) }).ok()?;
+/// `usage_usec` of a `cpu.stat` kept open.
+fn usage_usec(cpu_stat: &OwnedFd) -> Option<f64> {
+    let stat = read_again(cpu_stat).ok()?;
     stat.lines().find_map(|l| l.strip_prefix("usage_usec "))?.trim().parse().ok()
 }
 
