@@ -9,7 +9,7 @@ use crate::core::cgroup::Cgroup;
 use crate::core::command::{SpawnSpec, StdinMode};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::group::ProcessGroup;
-use crate::core::output::Output;
+use crate::core::output::{Output, ReadBuf};
 use crate::core::output_log::{now_ms, LogRead, Stream};
 use crate::core::registry::Member;
 use crate::core::state::{RootExit, State, StopReason};
@@ -273,26 +273,26 @@ impl Process {
         // readiness is the end of file), and zeroing 256 KiB per stream cost more CPU than the
         // rest of such a child's reading.
         const FIRST: usize = 4 * 1024;
-        const BUF: usize = 256 * 1024;
-        let mut buf: Vec<u8> = Vec::new();
+        let mut buf = ReadBuf::small(0);
         let mut drain = self.drain.subscribe();
         loop {
             let r = tokio::select! {
                 r = async {
                     if buf.is_empty() {
                         reader.readable().await?;
-                        buf = vec![0u8; FIRST];
+                        buf = ReadBuf::small(FIRST);
                     }
-                    reader.read(&mut buf).await
+                    reader.read(buf.bytes_mut()).await
                 } => Some(r),
                 _ = async { let _ = drain.wait_for(|d| *d).await; } => None,
             };
             match r {
                 Some(Ok(0)) | Some(Err(_)) => break,
                 Some(Ok(n)) => {
-                    self.output.push(stream, &buf[..n]);
-                    if n == buf.len() && buf.len() < BUF {
-                        buf = vec![0u8; BUF];
+                    let filled = n == buf.len();
+                    self.output.push_read(stream, &mut buf, n);
+                    if filled && buf.len() == FIRST {
+                        buf = ReadBuf::block();
                     }
                     self.output.backpressure(true).await;
                 }
@@ -301,15 +301,16 @@ impl Process {
                     // Most often that is nothing but the end of file, so the buffer grows only as
                     // reads fill it.
                     if buf.is_empty() {
-                        buf = vec![0u8; FIRST];
+                        buf = ReadBuf::small(FIRST);
                     }
-                    while let Ok(n) = reader.read_now(&mut buf) {
+                    while let Ok(n) = reader.read_now(buf.bytes_mut()) {
                         if n == 0 {
                             break;
                         }
-                        self.output.push(stream, &buf[..n]);
-                        if n == buf.len() && buf.len() < BUF {
-                            buf = vec![0u8; BUF];
+                        let filled = n == buf.len();
+                        self.output.push_read(stream, &mut buf, n);
+                        if filled && buf.len() == FIRST {
+                            buf = ReadBuf::block();
                         }
                         // A full pipe (1 MiB) drained at once would overrun a listener pump or
                         // reader that lags; the group is dead, so waiting here holds nothing up
