@@ -224,6 +224,11 @@ class ProcessCore {
     const native = this.native
     this.readerMade = true
     let after = 0
+    let takenThisTurn = 0
+    const nextTurn = () => new Promise((resolve) => setImmediate(() => {
+      takenThisTurn = 0
+      resolve()
+    }))
     let reading = false
     let held = true
     native.setReaderHold(0)
@@ -241,15 +246,30 @@ class ProcessCore {
         ;(async () => {
           try {
             for (;;) {
-              const read = await native.readLog(after, 256 * 1024, 1000)
+              // What is in the log already is taken at once; only an empty log is waited for.
+              // Taken at once, a flood would never let the event loop turn: past a share per
+              // turn, the next take waits for the loop's next turn.
+              if (takenThisTurn >= TAKE_PER_TURN) await nextTurn()
+              let read = native.takeStdout(after, 256 * 1024)
+              if (read.next === after && !read.truncated) {
+                read = await native.readLog(after, 256 * 1024, 1000)
+                takenThisTurn = 0
+              } else if (read.data) {
+                takenThisTurn += read.data.length
+              }
               if (read.truncated) {
                 throw new errors.ProcessOutputTruncatedError(`the reader of process ${pid} fell behind the bounded output log; output was lost`)
               }
               let more = true
-              for (const e of read.events) if (e.kind === 'stdout' && e.data.length > 0) more = stream.push(e.data)
+              if (read.events) {
+                for (const e of read.events) if (e.kind === 'stdout' && e.data.length > 0) more = stream.push(e.data)
+              } else if (read.data) {
+                more = stream.push(read.data)
+              }
+              const moved = read.next !== after
               after = read.next
               if (held) native.setReaderHold(after)
-              if (read.events.length === 0 && native.state().finished) {
+              if (!moved && native.state().finished) {
                 const rest = await native.readLog(after, 256 * 1024, undefined)
                 if (rest.events.length > 0) continue
                 release()
@@ -274,6 +294,9 @@ class ProcessCore {
     return stream
   }
 }
+
+/** Bytes a reader takes from the log within one turn of the event loop (see `reader`). */
+const TAKE_PER_TURN = 2 * 1024 * 1024
 
 /**
  * Ends the hold a launch put at the start of stdout, unless a reader took it over. Until then the

@@ -40,6 +40,43 @@ impl FromNapiValue for JsBytes {
     }
 }
 
+/// Output chunks handed to JS as one `Buffer`, copied once into V8's memory (see above).
+pub struct JsChunks(pub Vec<Bytes>);
+
+impl TypeName for JsChunks {
+    fn type_name() -> &'static str {
+        "Buffer"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for JsChunks {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        if let [one] = &val.0[..] {
+            // SAFETY: forwarded with the same contract.
+            return unsafe { JsBytes::to_napi_value(env, JsBytes(one.clone())) };
+        }
+        let len = val.0.iter().map(Bytes::len).sum();
+        let mut out = std::ptr::null_mut();
+        let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: napi allocates `len` bytes at `data`, which we fill before returning.
+        check_status!(
+            unsafe { sys::napi_create_buffer(env, len, &mut data, &mut out) },
+            "failed to create an output Buffer"
+        )?;
+        let mut at = 0;
+        for c in &val.0 {
+            // SAFETY: `data` holds `len` bytes, the sum of the chunks' lengths.
+            unsafe { std::ptr::copy_nonoverlapping(c.as_ptr(), data.cast::<u8>().add(at), c.len()) };
+            at += c.len();
+        }
+        Ok(out)
+    }
+}
+
 /// Listener text for JS: a piece of the decoded output shared with the core (no copy before
 /// V8's own), or a few small pieces gathered into one string.
 pub enum JsText {

@@ -5,7 +5,7 @@
 //! promise: the future owns what it uses, so a JS object that is collected, or a worker that is
 //! terminated, while a call is pending can never leave a future reading freed memory.
 
-use super::bytes::{JsBytes, JsText};
+use super::bytes::{JsBytes, JsChunks, JsText};
 use super::error::{invalid, js_error};
 use super::settle;
 use super::value::{request_of, value_of};
@@ -118,6 +118,17 @@ pub struct NativeLogRead {
     pub next: f64,
     /// The log is closed (terminal event written) and `next` is at its end.
     pub closed: bool,
+}
+
+/// What the reader takes at once: the stdout bytes after a position, in one Buffer.
+#[napi(object, object_from_js = false)]
+pub struct NativeStdoutTake {
+    pub truncated: bool,
+    /// The stdout bytes of the events taken, joined; null when they hold none.
+    #[napi(ts_type = "Buffer | null")]
+    pub data: Option<JsChunks>,
+    /// The sequence number to read after next time (past stderr and exit events too).
+    pub next: f64,
 }
 
 /// What a terminal shows now (0-based rows and columns).
@@ -569,6 +580,34 @@ impl NativeProcess {
             },
             |r| r,
         )
+    }
+
+    /// The reader's read when output is waiting: stdout after sequence number `after`, up to
+    /// about `maxBytes`, taken now on the JS thread in one Buffer. A flood is read this way
+    /// without a task on the runtime and a settlement per batch (`readLog` waits when there
+    /// is nothing yet).
+    #[napi]
+    pub fn take_stdout(&self, env: &Env, after: f64, max_bytes: f64) -> napi::Result<NativeStdoutTake> {
+        let p = &self.inner;
+        let after = seq_arg("after", after).map_err(|e| js_error(env, e))?;
+        if after > p.last_seq() {
+            return Err(js_error(env, CoreError::invalid_option("after", "is past the end of the log")));
+        }
+        let max = seq_arg("maxBytes", max_bytes.floor().max(1.0)).map_err(|e| js_error(env, e))? as usize;
+        let read = p.read_log_now(after, max);
+        let chunks: Vec<bytes::Bytes> = read
+            .events
+            .into_iter()
+            .filter_map(|e| match e.body {
+                EventBody::Output(Stream::Stdout, b) if !b.is_empty() => Some(b),
+                _ => None,
+            })
+            .collect();
+        Ok(NativeStdoutTake {
+            truncated: read.truncated,
+            data: (!chunks.is_empty()).then_some(JsChunks(chunks)),
+            next: read.next as f64,
+        })
     }
 
     /// The cursor of the event with sequence number `seq` (0 = before the first event).

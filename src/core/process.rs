@@ -342,6 +342,11 @@ impl Process {
         self.output.read(after, max_bytes, wait).await
     }
 
+    /// The events after `after` that are in the log now (no wait).
+    pub fn read_log_now(&self, after: u64, max_bytes: usize) -> LogRead {
+        self.output.read_now(after, max_bytes)
+    }
+
     // ---- control -----------------------------------------------------------------------------
 
     /// Sends `signal` to the whole group (and to a root that left it). `as_kill` marks the
