@@ -14,6 +14,7 @@ const path = require('node:path')
 const v8 = require('node:v8')
 const vm = require('node:vm')
 const { ProcessManager, liveProcessCount } = require('..')
+const { binding } = require('../lib/native')
 
 v8.setFlagsFromString('--expose-gc')
 const gc = vm.runInNewContext('gc')
@@ -93,7 +94,11 @@ function snapshot() {
   return { fds: fdCount(), rssMB: +(m.rss / MB).toFixed(1), heapMB, heapTotalMB, threads: threadCount(), children: c.live, zombies: c.zombies, live: liveProcessCount() }
 }
 
-/** Collects garbage and waits (up to `ms`) for procvisor's and the kernel's counts to reach zero. */
+/**
+ * Collects garbage and waits (up to `ms`) for procvisor's and the kernel's counts to reach zero.
+ * Emptied cgroups kept for reuse are removed too: a bounded cache (four descriptors each), whose
+ * size depends on how launches overlapped, not a leak.
+ */
 async function settle(ms = 3000) {
   const end = Date.now() + ms
   for (;;) {
@@ -102,6 +107,7 @@ async function settle(ms = 3000) {
     const c = children()
     if ((liveProcessCount() === 0 && c.live === 0 && c.zombies === 0) || Date.now() > end) break
   }
+  binding.trimCgroups()
   gc()
   await sleep(20)
   gc()
