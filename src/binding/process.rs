@@ -282,30 +282,10 @@ pub fn spawn_process<'env>(
     // spawned from a runtime thread per launch, and none of tokio's hand-offs between its
     // threads that each such spawn costs.
     napi::bindgen_prelude::spawn(async move {
-        let launch = move || {
-            request::parse(face, &value).and_then(|launch| {
-                let (inner, run) = supervisor::launch(launch.spec, id, owner as u64, pump, hold)?;
-                Ok((NativeProcess { inner, timeout: launch.timeout }, run))
-            })
-        };
-        // The clone waits for the child's exec (~80 µs). With other processes running, it waits
-        // on the spawning thread, and the runtime's one worker goes on serving them; alone, it
-        // is made here, without a hand-off to another thread.
-        let launched = if crate::core::registry::listed() >= 2 {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let job: Job = Box::new(move || {
-                let _ = tx.send(launch());
-            });
-            if let Err(job) = spawning_thread(job) {
-                job();
-            }
-            match rx.await {
-                Ok(launched) => launched,
-                Err(_) => return,
-            }
-        } else {
-            launch()
-        };
+        let launched = request::parse(face, &value).and_then(|launch| {
+            let (inner, run) = supervisor::launch(launch.spec, id, owner as u64, pump, hold)?;
+            Ok((NativeProcess { inner, timeout: launch.timeout }, run))
+        });
         match launched {
             Ok((process, run)) => {
                 pending.settle(Ok(process));
@@ -316,33 +296,6 @@ pub fn spawn_process<'env>(
     });
     Ok(promise)
 }
-
-/// Runs launches on one thread of their own, in order: each waits there for its child's exec.
-/// One thread, not the blocking pool: a burst of launches would otherwise leave a thread per
-/// launch in flight behind it.
-/// Gives the job back when there is no such thread (it could not be started): the caller runs it.
-fn spawning_thread(job: Job) -> Result<(), Job> {
-    type Jobs = std::sync::Mutex<Option<std::sync::mpsc::Sender<Job>>>;
-    static TX: std::sync::OnceLock<Jobs> = std::sync::OnceLock::new();
-    let tx = TX.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<Job>();
-        let handle = tokio::runtime::Handle::current();
-        let started = std::thread::Builder::new().name("procvisor-spawn".into()).spawn(move || {
-            // Launches register their descriptors with the runtime.
-            let _entered = handle.enter();
-            while let Ok(job) = rx.recv() {
-                job();
-            }
-        });
-        std::sync::Mutex::new(started.ok().map(|_| tx))
-    });
-    match tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-        Some(tx) => tx.send(job).map_err(|e| e.0),
-        None => Err(job),
-    }
-}
-
-type Job = Box<dyn FnOnce() + Send>;
 
 /// Checks `ProcessManager` options by the core's rules; returns the working directory, resolved.
 #[napi]

@@ -12,19 +12,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 static NEXT_REALM: AtomicU32 = AtomicU32::new(1);
 
-/// The runtime has one worker thread. A second one, on two CPUs, was woken to look for work at
-/// nearly every event and took the CPU that the JS thread or the new child needed next. One
-/// launch at a time (`/proc/<tid>/schedstat`): 7.3–7.6 runtime time slices per launch against
-/// 4.1–4.6 with one worker, and the JS thread runnable but waiting 199–239 µs per launch
-/// against 55–74. Under load the clones are made on a thread of their own (see
-/// `spawn_process`), so the one worker keeps serving the processes that are running.
-#[napi_derive::module_init]
-fn init_runtime() {
-    if let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
-        napi::bindgen_prelude::create_custom_tokio_runtime(rt);
-    }
-}
-
 /// What the addon keeps per JS environment.
 pub(crate) struct Realm {
     /// `(code, message, osCode, errno) => Error`: builds the typed error of a failed call.

@@ -38,12 +38,6 @@ pub fn kill_owned(owner: u64) -> usize {
     live(|m| m.owner() == owner).iter().filter(|m| m.kill()).count()
 }
 
-/// How many processes are listed (a process leaves the list as it is done): cheaper than
-/// `live_count`, for a rough measure of load.
-pub fn listed() -> usize {
-    table().lock().unwrap_or_else(|e| e.into_inner()).len()
-}
-
 pub fn live_count() -> usize {
     live(|_| true).len()
 }
