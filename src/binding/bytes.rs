@@ -56,7 +56,7 @@ impl TypeName for JsChunks {
 impl ToNapiValue for JsChunks {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
         if let [one] = &val.0[..] {
-            // SAFETY: forwarded with the same contract.
+            // SAFETY: the same call with the same arguments, for a single chunk.
             return unsafe { JsBytes::to_napi_value(env, JsBytes(one.clone())) };
         }
         let len = val.0.iter().map(Bytes::len).sum();

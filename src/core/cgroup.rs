@@ -92,8 +92,9 @@ pub struct Cgroup {
     /// Its `cgroup.events`, kept open: read again from offset 0 it is made anew, for a sixth of
     /// the cost of an open, read and close (each tree's end reads it twice).
     events: Arc<OwnedFd>,
-    /// Its `cpu.stat`, kept open for the same reason (read at each tree's end).
-    cpu_stat: OwnedFd,
+    /// Its `cpu.stat`, kept open for the same reason (read at each tree's end); without it the
+    /// tree's CPU time is simply not reported.
+    cpu_stat: Option<OwnedFd>,
     /// `usage_usec` of `cpu.stat` when this tree got the cgroup (a reused one counts on).
     cpu_base_usec: f64,
     /// `cgroup.kill` was written: the kernel then kills every child later born into the cgroup
@@ -115,7 +116,7 @@ impl Cgroup {
         std::fs::create_dir(&dir)?;
         let opened = std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")).and_then(|procs| {
             let open = |f: &str| std::fs::File::open(dir.join(f)).map(OwnedFd::from);
-            Ok((procs, std::fs::File::open(&dir)?, open("cgroup.events")?, open("cpu.stat")?))
+            Ok((procs, std::fs::File::open(&dir)?, open("cgroup.events")?, open("cpu.stat").ok()))
         });
         match opened {
             Ok((procs, d, events, cpu_stat)) => Ok(Cgroup {
@@ -146,7 +147,7 @@ impl Cgroup {
     /// Gives back the (empty) cgroup: kept for a later launch, or removed. Returns the tree's CPU
     /// time and memory peak.
     pub fn release(self) -> (Option<f64>, Option<f64>) {
-        let usage = usage_usec(&self.cpu_stat);
+        let usage = self.cpu_stat.as_ref().and_then(usage_usec);
         let cpu = usage.map(|u| (u - self.cpu_base_usec) / 1000.0);
         let memory = if self.may_have_memory { memory_peak_bytes(&self.dir) } else { None };
         let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
@@ -180,7 +181,7 @@ impl Cgroup {
 
     /// CPU time of every member so far, dead ones included, in milliseconds.
     pub fn cpu_time_ms(&self) -> Option<f64> {
-        usage_usec(&self.cpu_stat).map(|u| (u - self.cpu_base_usec) / 1000.0)
+        self.cpu_stat.as_ref().and_then(usage_usec).map(|u| (u - self.cpu_base_usec) / 1000.0)
     }
 
     /// Some live process is a member.
