@@ -166,6 +166,16 @@ fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
     }
 }
 
+/// A log read's start and size, by the rules `readLog` and `takeStdout` share: `after` a sequence
+/// number not past the log's end, `maxBytes` at least 1.
+fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)> {
+    let after = seq_arg("after", after)?;
+    if after > p.last_seq() {
+        return Err(CoreError::invalid_option("after", "is past the end of the log"));
+    }
+    Ok((after, seq_arg("maxBytes", max_bytes.floor().max(1.0))? as usize))
+}
+
 fn stream_arg(env: &Env, s: &str) -> napi::Result<Stream> {
     match s {
         "stdout" => Ok(Stream::Stdout),
@@ -562,13 +572,7 @@ impl NativeProcess {
         wait_ms: Option<f64>,
     ) -> napi::Result<PromiseRaw<'env, NativeLogRead>> {
         let p = self.inner.clone();
-        let args = (|| -> CoreResult<_> {
-            let after = seq_arg("after", after)?;
-            if after > p.last_seq() {
-                return Err(CoreError::invalid_option("after", "is past the end of the log"));
-            }
-            Ok((after, seq_arg("maxBytes", max_bytes.floor().max(1.0))? as usize, limit(wait_ms)?))
-        })();
+        let args = log_range(&p, after, max_bytes).and_then(|(after, max)| Ok((after, max, limit(wait_ms)?)));
         promise(
             env,
             async move {
@@ -588,13 +592,8 @@ impl NativeProcess {
     /// is nothing yet).
     #[napi]
     pub fn take_stdout(&self, env: &Env, after: f64, max_bytes: f64) -> napi::Result<NativeStdoutTake> {
-        let p = &self.inner;
-        let after = seq_arg("after", after).map_err(|e| js_error(env, e))?;
-        if after > p.last_seq() {
-            return Err(js_error(env, CoreError::invalid_option("after", "is past the end of the log")));
-        }
-        let max = seq_arg("maxBytes", max_bytes.floor().max(1.0)).map_err(|e| js_error(env, e))? as usize;
-        let read = p.read_log_now(after, max);
+        let (after, max) = log_range(&self.inner, after, max_bytes).map_err(|e| js_error(env, e))?;
+        let read = self.inner.read_log_now(after, max);
         let chunks: Vec<bytes::Bytes> = read
             .events
             .into_iter()
