@@ -229,6 +229,31 @@ test.describe('bytes', () => {
     assert.equal(m.match, 'tail')
   })
 
+  test('large listener texts: ASCII reads, a character cut between reads, Latin-1-range characters', async () => {
+    // Separate writes, so that a pure ASCII read follows one that ends inside a character (the
+    // cut byte must become U+FFFD, not vanish), and large ASCII reads surround U+00E9 and U+00FF
+    // (whose UTF-8 bytes are not Latin-1).
+    const parts = [
+      Buffer.concat([Buffer.from('a'.repeat(200_000)), Buffer.from([0xc3])]),
+      Buffer.from('b'.repeat(100_000)),
+      Buffer.from('c'.repeat(70_000) + 'é ÿ' + 'd'.repeat(70_000)),
+      Buffer.from('e'.repeat(300_000)),
+    ]
+    const files = parts.map((b, i) => {
+      const f = path.join(tmp, `part${i}.bin`)
+      fs.writeFileSync(f, b)
+      return f
+    })
+    let seen = ''
+    const h = await pm.spawn(files.map((f) => `cat ${f}`).join('; sleep 0.05; '), { onStdout: (d) => (seen += d) })
+    const r = await h.wait()
+    const expected = Buffer.concat(parts).toString('utf8')
+    assert.equal(expected.slice(200_000, 200_002), '\ufffdb')
+    assert.equal(seen.length, expected.length)
+    assert.ok(seen === expected, 'listener text differs from WHATWG decoding')
+    assert.ok(r.stdout === expected, 'retained text differs from WHATWG decoding')
+  })
+
   test('bad and split sequences across separate writes decode as if in one piece', async () => {
     // E2 82 | 28 F0 9F | 99 82 20 65 6E 64 E2, each part a separate write 30 ms apart.
     const script = "printf '\\342\\202'; sleep 0.03; printf '(\\360\\237'; sleep 0.03; printf '\\231\\202 end\\342'"

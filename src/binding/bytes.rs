@@ -101,6 +101,14 @@ impl ToNapiValue for JsText {
             JsText::Owned(s) => s.as_str(),
         };
         let mut out = std::ptr::null_mut();
+        if matches!(&val, JsText::Shared(t) if t.is_ascii()) {
+            // SAFETY: ASCII is Latin-1 byte for byte; napi copies it before returning.
+            check_status!(
+                unsafe { sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
+                "failed to create an output string"
+            )?;
+            return Ok(out);
+        }
         // SAFETY: `s` is valid UTF-8 for its length; napi copies it before returning.
         check_status!(
             unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) },

@@ -13,6 +13,11 @@ impl Utf8Decoder {
         Self::default()
     }
 
+    /// No incomplete character is waiting for the next input.
+    pub fn is_clear(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     /// Decodes `input`, keeping an incomplete trailing sequence for the next call.
     pub fn decode<'a>(&mut self, input: &'a [u8]) -> Cow<'a, str> {
         if self.pending.is_empty() {

@@ -47,32 +47,47 @@ pub struct TextChunk {
 /// bytes: a flood of text then reaches the binding without a copy (two copies and two fresh
 /// allocations per read were most of what a fast listener cost the JS thread).
 #[derive(Clone)]
-pub struct Text(Bytes);
+pub struct Text {
+    bytes: Bytes,
+    /// Known to be ASCII: then it is also Latin-1, which V8 copies without decoding.
+    ascii: bool,
+}
 
 impl Text {
     /// `b` must be valid UTF-8 (checked by the caller's decoder).
     fn shared(b: &Bytes) -> Text {
         debug_assert!(std::str::from_utf8(b).is_ok());
-        Text(b.clone())
+        Text { bytes: b.clone(), ascii: false }
+    }
+
+    /// `b` must be ASCII (checked by the caller).
+    fn ascii(b: &Bytes) -> Text {
+        debug_assert!(b.is_ascii());
+        Text { bytes: b.clone(), ascii: true }
     }
 
     pub fn as_str(&self) -> &str {
-        // SAFETY: a `Text` is only made from valid UTF-8 (`shared` after validation, or a String)
-        // and only sliced at character boundaries (`slice`).
-        unsafe { std::str::from_utf8_unchecked(&self.0) }
+        // SAFETY: a `Text` is only made from valid UTF-8 (`shared` after validation, `ascii`
+        // after its check, or a String) and only sliced at character boundaries (`slice`).
+        unsafe { std::str::from_utf8_unchecked(&self.bytes) }
+    }
+
+    /// Whether every byte is known to be ASCII (false when unknown).
+    pub fn is_ascii(&self) -> bool {
+        self.ascii
     }
 
     /// The text between two character boundaries, sharing the bytes.
     pub fn slice(&self, range: std::ops::Range<usize>) -> Text {
         let s = self.as_str();
         assert!(s.is_char_boundary(range.start) && s.is_char_boundary(range.end), "slice inside a character");
-        Text(self.0.slice(range))
+        Text { bytes: self.bytes.slice(range), ascii: self.ascii }
     }
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        Text(Bytes::from(s))
+        Text { bytes: Bytes::from(s), ascii: false }
     }
 }
 
@@ -248,9 +263,15 @@ impl Output {
             for e in read.events {
                 if let EventBody::Output(stream, data) = e.body {
                     let i = index(stream);
-                    let text = match decoders[i].decode(&data) {
-                        std::borrow::Cow::Borrowed(_) => Text::shared(&data),
-                        std::borrow::Cow::Owned(s) => Text::from(s),
+                    // ASCII, the common case of logs, is checked as fast as UTF-8 is validated,
+                    // and spares V8 its own decoding pass (a Latin-1 string is a plain copy).
+                    let text = if decoders[i].is_clear() && data.is_ascii() {
+                        Text::ascii(&data)
+                    } else {
+                        match decoders[i].decode(&data) {
+                            std::borrow::Cow::Borrowed(_) => Text::shared(&data),
+                            std::borrow::Cow::Owned(s) => Text::from(s),
+                        }
                     };
                     if *retain {
                         retained[i].push(text.as_str());
