@@ -263,15 +263,12 @@ impl Output {
             for e in read.events {
                 if let EventBody::Output(stream, data) = e.body {
                     let i = index(stream);
-                    // ASCII, the common case of logs, is checked as fast as UTF-8 is validated,
+                    // ASCII, the common case of logs, is known from the same pass that validates,
                     // and spares V8 its own decoding pass (a Latin-1 string is a plain copy).
-                    let text = if decoders[i].is_clear() && data.is_ascii() {
-                        Text::ascii(&data)
-                    } else {
-                        match decoders[i].decode(&data) {
-                            std::borrow::Cow::Borrowed(_) => Text::shared(&data),
-                            std::borrow::Cow::Owned(s) => Text::from(s),
-                        }
+                    let text = match decoders[i].decode_ascii(&data) {
+                        (std::borrow::Cow::Borrowed(_), true) => Text::ascii(&data),
+                        (std::borrow::Cow::Borrowed(_), false) => Text::shared(&data),
+                        (std::borrow::Cow::Owned(s), _) => Text::from(s),
                     };
                     if *retain {
                         retained[i].push(text.as_str());
