@@ -13,6 +13,15 @@ function alive(pid) {
   }
 }
 
+/** The name `pid` runs under (`/proc/<pid>/comm`), or null once it is gone. */
+function commOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return null
+  }
+}
+
 /** Polls `fn` until it returns truthy or `ms` pass; returns the last value. */
 async function eventually(fn, ms = 3000, step = 20) {
   const end = Date.now() + ms
@@ -77,4 +86,4 @@ function readablePackageCopy(t, extra = []) {
   return dir
 }
 
-module.exports = { alive, eventually, markedPids, pidsWith, readablePackageCopy, rssBytes }
+module.exports = { alive, commOf, eventually, markedPids, pidsWith, readablePackageCopy, rssBytes }

@@ -9,7 +9,7 @@ const os = require('node:os')
 const path = require('node:path')
 const procvisor = require('..')
 const { ProcessManager } = procvisor
-const { alive, eventually } = require('./helpers')
+const { alive, commOf, eventually } = require('./helpers')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-api-'))
 const pm = new ProcessManager({ workingDirectory: tmp })
@@ -127,6 +127,9 @@ test.describe('process group semantics', () => {
     const p = await pm.exec(['/bin/sh', '-c', "trap 'echo got-term' TERM; sleep 30 & echo $!; while :; do sleep 0.05; done"])
     const line = await p.waitForLog(/\d+\n/)
     const bg = Number(line.match.trim())
+    // Until the background child has exec'd sleep it is a forked shell that still runs the TERM trap,
+    // and the shell drops a trapped signal that arrives in that window: wait for the exec.
+    assert.equal(await eventually(() => commOf(bg) === 'sleep'), true, 'the background sleep started')
     await p.kill()
     await p.waitForLog('got-term')
     assert.equal((await p.status()).state, 'running', 'a trapped SIGTERM is not escalated')
