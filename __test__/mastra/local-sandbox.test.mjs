@@ -485,7 +485,9 @@ describe('beyond Mastra', { timeout: 20000 }, () => {
   })
 
   it("stdinMode 'ignore': the child sees EOF, sendStdin/closeStdin reject mentioning stdin", async () => {
-    const h = await sandbox.processes.spawn('cat; echo after-eof', { stdinMode: 'ignore' })
+    // The sleep keeps the process running past the early call: a child that ends at once can
+    // be over by the time its handle arrives, and then "already exited" is the answer.
+    const h = await sandbox.processes.spawn('cat; sleep 0.2; echo after-eof', { stdinMode: 'ignore' })
     const early = h.sendStdin('x')
     await assert.rejects(early, /stdin/)
     const r = await h.wait()
