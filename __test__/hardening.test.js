@@ -108,6 +108,8 @@ async function assertWorkersTerminateCleanly(node) {
   assert.equal(summary.rounds, 20)
   assert.deepEqual(summary.workerErrors, [])
   assert.deepEqual(summary.afterwards, { exitCode: 0, stdout: 'ok\n' })
+  assert.equal(summary.unfinished, 0, 'processes of terminated workers left unfinished')
+  assert.equal(summary.running, 0, 'processes of terminated workers still running while Node runs')
   const gone = await eventually(() => markedPids(marker).length === 0, 2000)
   assert.ok(gone, `left behind: ${markedPids(marker)}`)
 }

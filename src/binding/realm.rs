@@ -39,7 +39,7 @@ pub fn register_realm(
     let realm = Realm { error_factory: error_factory.create_ref()?, settler: Settler::new(settled)?, pending: 0 };
     env.set_instance_data(realm, (), |_| {})?;
     env.add_env_cleanup_hook(id, |id| {
-        registry::kill_owned(id as u64);
+        registry::retire_owned(id as u64);
     })?;
     Ok(id)
 }

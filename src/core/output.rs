@@ -301,6 +301,15 @@ impl Output {
         (chunks, truncated)
     }
 
+    /// The consumers are gone with their JS environment: the pump is removed and the reader's
+    /// hold released, so that nothing waits for them.
+    pub fn release_consumers(&self) {
+        if lock(&self.consumers).wake.is_some() {
+            self.pump_drain(true);
+        }
+        self.set_reader_position(None);
+    }
+
     /// Holds the producer for a byte-stream reader that has consumed up to `seq` (`None`
     /// releases the hold).
     pub fn set_reader_position(&self, seq: Option<u64>) {

@@ -112,6 +112,12 @@ impl Member for Process {
     fn kill(&self) -> bool {
         self.signal(libc::SIGKILL, true)
     }
+
+    fn retire(&self) -> bool {
+        let reached = self.kill();
+        self.output.release_consumers();
+        reached
+    }
 }
 
 impl Process {

@@ -2,7 +2,7 @@
 //! from `process.on('exit')`, from a worker's env cleanup hook (by owner), or on `close()`.
 //! It holds them weakly and by what they can do (`Member`), not by type.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// What the registry needs of a process.
@@ -11,9 +11,18 @@ pub trait Member: Send + Sync {
     fn owner(&self) -> u64;
     /// SIGKILL to all of it; false when nothing was left to reach.
     fn kill(&self) -> bool;
+    /// Its owner is gone: SIGKILL to all of it, and nothing waits for the owner's consumers
+    /// (listeners, readers) any more, so that its output is read to the end.
+    fn retire(&self) -> bool;
 }
 
-type Table = HashMap<String, Weak<dyn Member>>;
+#[derive(Default)]
+struct Table {
+    members: HashMap<String, Weak<dyn Member>>,
+    /// Owners that are gone (a terminated worker's realm): a launch of theirs that completes
+    /// afterwards is killed as it is listed, or it would run with nobody to end it.
+    gone: HashSet<u64>,
+}
 
 fn table() -> &'static Mutex<Table> {
     static T: OnceLock<Mutex<Table>> = OnceLock::new();
@@ -21,21 +30,35 @@ fn table() -> &'static Mutex<Table> {
 }
 
 pub(crate) fn insert(id: &str, member: Weak<dyn Member>) {
-    table().lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), member);
+    let orphan = {
+        let mut t = table().lock().unwrap_or_else(|e| e.into_inner());
+        t.members.insert(id.to_string(), member.clone());
+        member.upgrade().filter(|m| t.gone.contains(&m.owner()))
+    };
+    if let Some(m) = orphan {
+        m.retire();
+    }
 }
 
 pub(crate) fn remove(id: &str) {
-    table().lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+    table().lock().unwrap_or_else(|e| e.into_inner()).members.remove(id);
 }
 
 fn live(filter: impl Fn(&dyn Member) -> bool) -> Vec<Arc<dyn Member>> {
     let t = table().lock().unwrap_or_else(|e| e.into_inner());
-    t.values().filter_map(Weak::upgrade).filter(|m| filter(m.as_ref())).collect()
+    t.members.values().filter_map(Weak::upgrade).filter(|m| filter(m.as_ref())).collect()
 }
 
 /// SIGKILL to every live process owned by `owner` (a JS realm). Synchronous: safe at exit.
 pub fn kill_owned(owner: u64) -> usize {
     live(|m| m.owner() == owner).iter().filter(|m| m.kill()).count()
+}
+
+/// `owner` is gone for good: SIGKILL to its live processes, and to those of its launches still
+/// under way, as they complete. Returns how many live processes were reached.
+pub fn retire_owned(owner: u64) -> usize {
+    table().lock().unwrap_or_else(|e| e.into_inner()).gone.insert(owner);
+    live(|m| m.owner() == owner).iter().filter(|m| m.retire()).count()
 }
 
 pub fn live_count() -> usize {

@@ -424,3 +424,16 @@ async fn keys_reach_the_program_and_eof_ends_its_input() {
     let plain = start(sh("true"));
     assert_eq!(plain.resize(80, 24).unwrap_err().code(), "PROCESS_NO_TERMINAL");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launch_completed_for_a_retired_owner_is_killed_as_it_is_listed() {
+    // A worker's realm that went away while one of its launches was under way.
+    let owner = 7_000_000 + NEXT.fetch_add(1, Ordering::Relaxed);
+    crate::core::registry::retire_owned(owner);
+    let p = spawn(sh("sleep 30"), format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed)), owner).unwrap();
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+    assert_eq!(st.done.unwrap().signal, Some(libc::SIGKILL));
+    // Other owners are not affected.
+    let q = start(sh("exit 4"));
+    assert_eq!(within(Duration::from_secs(5), q.wait_done(None)).await.done.unwrap().code, 4);
+}
