@@ -12,6 +12,7 @@ const procvisor = require('..')
 const { ProcessManager, liveProcessCount } = procvisor
 const soak = require('../soak/scenarios')
 const { readablePackageCopy } = require('./helpers')
+const { binding } = require('../lib/native')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-rel-'))
 const pm = new ProcessManager({ workingDirectory: tmp })
@@ -342,6 +343,93 @@ test.describe('resources', () => {
     const result = runExhaust(['prlimit', '--nproc=40', ...drop, process.execPath, fixture, 'procs'])
     assert.notEqual(result.uid, 0)
     assertExhausted(result, 'EAGAIN')
+  })
+})
+
+// ---- output read on the event loop ---------------------------------------------------------------
+
+/** `seq 1 n` as text. */
+function seqText(n) {
+  let s = ''
+  for (let i = 1; i <= n; i++) s += `${i}\n`
+  return s
+}
+
+/** Resolves once this thread's event loop has read some lent pipe since `before`. */
+async function loopReading(before) {
+  const end = Date.now() + 10_000
+  while (binding.loopReadCount() === before) {
+    if (Date.now() > end) throw new Error('no pipe was lent to the event loop')
+    await new Promise((r) => setTimeout(r, 2))
+  }
+}
+
+test.describe('output read on the event loop', () => {
+  test('floods to listeners on both streams are read on the loop: every line once, in order', async () => {
+    const before = binding.loopReadCount()
+    let out = ''
+    let err = ''
+    const h = await pm.spawn('seq 1 400000 >&2 & seq 1 600000; wait', { onStdout: (d) => (out += d), onStderr: (d) => (err += d) })
+    const r = await h.wait()
+    assert.equal(r.exitCode, 0)
+    assert.ok(binding.loopReadCount() > before, 'the floods were read by the runtime only')
+    const [o, e] = [seqText(600000), seqText(400000)]
+    assert.equal(out.length, o.length)
+    assert.ok(out === o, 'stdout listener text differs')
+    assert.ok(err === e, 'stderr listener text differs')
+    assert.ok(o.endsWith(r.stdout) && r.stdout.length === 1024 * 1024, 'the retained tail differs')
+  })
+
+  test('kill while the loop reads a flood: the process ends, killed', async () => {
+    const before = binding.loopReadCount()
+    let n = 0
+    const h = await pm.spawn('yes', { onStdout: (d) => (n += d.length) })
+    await loopReading(before)
+    assert.equal(await h.kill(), true)
+    const r = await h.wait()
+    assert.equal(r.exitCode, 128)
+    assert.equal(r.killed, true)
+    assert.ok(n > 0)
+  })
+
+  test('a writer outside the group keeps the lent pipe open: the process still finishes, with every byte', async () => {
+    const before = binding.loopReadCount()
+    let n = 0
+    const h = await pm.spawn('setsid sleep 23 & head -c 16777216 /dev/zero', { onStdout: (d) => (n += d.length) })
+    const r = await Promise.race([h.wait(), new Promise((_, rej) => setTimeout(() => rej(new Error('wait() hung')), 10_000))])
+    spawnSync('pkill', ['-f', '^sleep 23$'])
+    assert.equal(r.exitCode, 0)
+    assert.ok(binding.loopReadCount() > before, 'the flood was read by the runtime only')
+    assert.equal(n, 16777216)
+  })
+
+  test('a reader and a listener on one flood; the reader pauses, then resumes: both get every byte', async () => {
+    const before = binding.loopReadCount()
+    let seen = ''
+    const h = await pm.spawn('seq 1 500000', { onStdout: (d) => (seen += d) })
+    const parts = []
+    let got = 0
+    let paused = false
+    const ended = new Promise((resolve, reject) => {
+      h.reader.on('data', (c) => {
+        parts.push(c)
+        got += c.length
+        if (!paused && got > 512 * 1024) {
+          paused = true
+          h.reader.pause()
+          setTimeout(() => h.reader.resume(), 300)
+        }
+      })
+      h.reader.on('end', resolve)
+      h.reader.on('error', reject)
+    })
+    const [r] = await Promise.all([h.wait(), ended])
+    assert.equal(r.exitCode, 0)
+    assert.ok(paused)
+    assert.ok(binding.loopReadCount() > before, 'the flood was read by the runtime only')
+    const expected = seqText(500000)
+    assert.ok(seen === expected, 'listener text differs')
+    assert.ok(Buffer.concat(parts).toString('latin1') === expected, 'reader bytes differ')
   })
 })
 

@@ -285,6 +285,7 @@ pub fn spawn_process<'env>(
     // with the spawn: a bad value still rejects the launch, with its typed error.
     let value = request_of(&request)?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let lend = on_wake.is_some() && super::loop_reader::available();
     let pump = on_wake.map(wake_fn);
     let hold = hold_output.unwrap_or(false);
     let (pending, promise) = settle::pending(env)?;
@@ -294,6 +295,9 @@ pub fn spawn_process<'env>(
     napi::bindgen_prelude::spawn(async move {
         let launched = request::parse(face, &value).and_then(|launch| {
             let (inner, run) = supervisor::launch(launch.spec, id, owner as u64, pump, hold)?;
+            if lend {
+                inner.output.allow_lending();
+            }
             Ok((NativeProcess { inner, timeout: launch.timeout }, run))
         });
         match launched {
@@ -511,6 +515,9 @@ impl NativeProcess {
     #[napi]
     pub fn set_pump(&self, on_wake: WakeFn) {
         self.inner.output.set_pump(wake_fn(on_wake), false);
+        if super::loop_reader::available() {
+            self.inner.output.allow_lending();
+        }
     }
 
     /// Sends `signal` (1–64) to the whole group, and to the root should it have left the group.
@@ -541,14 +548,18 @@ impl NativeProcess {
 
     /// Everything the listener pump has not taken yet, decoded.
     #[napi]
-    pub fn pump_drain(&self) -> Vec<NativeChunk> {
-        chunks_to_js(self.inner.output.pump_drain(false).0)
+    pub fn pump_drain(&self, env: &Env) -> Vec<NativeChunk> {
+        let chunks = chunks_to_js(self.inner.output.pump_drain(false).0);
+        // After the take: a borrowed pipe that the lag rule stopped may be read again.
+        super::loop_reader::serve(env, &self.inner);
+        chunks
     }
 
     /// The rest of the output for the listeners, with any incomplete character flushed; the
     /// pump is removed (the output is complete, or nobody listens any more).
     #[napi]
     pub fn pump_finish(&self) -> Vec<NativeChunk> {
+        super::loop_reader::release(&self.inner);
         chunks_to_js(self.inner.output.pump_drain(true).0)
     }
 
@@ -558,6 +569,7 @@ impl NativeProcess {
     pub fn set_reader_hold(&self, env: &Env, seq: Option<f64>) -> napi::Result<()> {
         let seq = seq.map(|v| seq_arg("seq", v)).transpose().map_err(|e| js_error(env, e))?;
         self.inner.output.set_reader_position(seq);
+        super::loop_reader::serve(env, &self.inner);
         Ok(())
     }
 

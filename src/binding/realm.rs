@@ -40,6 +40,8 @@ pub fn register_realm(
     env.set_instance_data(realm, (), |_| {})?;
     env.add_env_cleanup_hook(id, |id| {
         registry::retire_owned(id as u64);
+        // Before the loop goes away: the runtime reads the lent pipes to their end.
+        super::loop_reader::release_all();
     })?;
     Ok(id)
 }
@@ -55,6 +57,13 @@ pub fn kill_realm(realm: u32) -> u32 {
 #[napi]
 pub fn live_process_count() -> u32 {
     registry::live_count() as u32
+}
+
+/// How many reads this JS thread's event loop has made of pipes lent to it: a stream that
+/// floods a listener is read there (a diagnostic, for tests and benchmarks).
+#[napi]
+pub fn loop_read_count() -> f64 {
+    super::loop_reader::read_count() as f64
 }
 
 /// Removes the emptied cgroups kept for later launches; `close()` calls it so that a closed

@@ -8,6 +8,7 @@ pub mod decoder;
 pub mod error;
 pub mod group;
 pub mod liveness;
+pub mod loan;
 pub mod output;
 pub mod output_log;
 pub mod peer;

@@ -13,10 +13,12 @@
 //! is retained at all (a stream that keeps none counts its raw bytes as dropped).
 
 use crate::core::decoder::Utf8Decoder;
+use crate::core::loan::Loan;
 use crate::core::output_log::{EventBody, LogRead, OutputLog, Stream};
 use crate::core::retained::RetainedText;
 use crate::core::screen::{Screen, Snapshot};
 use bytes::Bytes;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -109,6 +111,10 @@ struct Wake {
 struct Consumers {
     positions: [Option<u64>; 2],
     wake: Option<Arc<Wake>>,
+    /// The pump's side can borrow a flooding stream's pipe (see `loan`).
+    lend: bool,
+    /// Each stream's pipe while it is offered or lent.
+    loans: [Option<Arc<Loan>>; 2],
 }
 
 pub struct Output {
@@ -235,7 +241,7 @@ impl Output {
         self.wake();
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         let wake = lock(&self.consumers).wake.clone();
         if let Some(w) = wake {
             if !w.scheduled.swap(true, Ordering::AcqRel) {
@@ -293,6 +299,13 @@ impl Output {
             if finish {
                 c.positions[Consumer::Listeners as usize] = None;
                 c.wake = None;
+                // Nobody borrows for a pump that is gone: an offer not taken yet goes back at once.
+                c.lend = false;
+                for loan in c.loans.iter().flatten() {
+                    if let Some(fd) = loan.withdraw() {
+                        loan.give_back(fd);
+                    }
+                }
             } else if c.positions[Consumer::Listeners as usize].is_some() {
                 c.positions[Consumer::Listeners as usize] = Some(next);
             }
@@ -301,8 +314,59 @@ impl Output {
         (chunks, truncated)
     }
 
-    /// The consumers are gone with their JS environment: the pump is removed and the reader's
-    /// hold released, so that nothing waits for them.
+    // ---- lending a flooding pipe to the pump's thread (see `loan`) ----------------------------
+
+    /// The pump's side can take a flooding stream's pipe and read it itself.
+    pub fn allow_lending(&self) {
+        lock(&self.consumers).lend = true;
+    }
+
+    /// The borrower cannot read any more (its thread is going away): no further offers.
+    pub fn stop_lending(&self) {
+        lock(&self.consumers).lend = false;
+    }
+
+    /// Whether a pump that borrows is installed (checked before a pipe is taken off the runtime).
+    pub(crate) fn can_lend(&self) -> bool {
+        let c = lock(&self.consumers);
+        c.lend && c.wake.is_some() && c.positions[Consumer::Listeners as usize].is_some()
+    }
+
+    /// Offers `stream`'s pipe to the pump's side, which learns of it from its next drain. The
+    /// pipe comes back when no pump that borrows is installed.
+    pub(crate) fn offer(&self, stream: Stream, fd: OwnedFd) -> Result<Arc<Loan>, OwnedFd> {
+        let loan = {
+            let mut c = lock(&self.consumers);
+            if !c.lend || c.wake.is_none() || c.positions[Consumer::Listeners as usize].is_none() {
+                return Err(fd);
+            }
+            let loan = Arc::new(Loan::new(stream, fd));
+            c.loans[index(stream)] = Some(loan.clone());
+            loan
+        };
+        self.wake();
+        Ok(loan)
+    }
+
+    /// The loan of `stream` is over.
+    pub(crate) fn loan_over(&self, stream: Stream) {
+        lock(&self.consumers).loans[index(stream)] = None;
+    }
+
+    /// The loans outstanding: offered (the borrower may `take` them) or lent.
+    pub fn loans(&self) -> Vec<Arc<Loan>> {
+        lock(&self.consumers).loans.iter().flatten().cloned().collect()
+    }
+
+    /// Whether a consumer lags by the one rule: a borrower reads no further until it does not.
+    pub fn consumers_lag(&self) -> bool {
+        let t = self.texts();
+        let c = lock(&self.consumers);
+        c.positions.iter().any(|p| p.is_some_and(|p| lags(&t.log, p)))
+    }
+
+    /// The consumers are gone with their JS environment: the pump is removed (its loans end as
+    /// in `pump_drain(true)`) and the reader's hold released, so that nothing waits for them.
     pub fn release_consumers(&self) {
         if lock(&self.consumers).wake.is_some() {
             self.pump_drain(true);

@@ -62,6 +62,16 @@ impl AsyncPipe {
         }
     }
 
+    /// The descriptor, no longer watched by the runtime (to lend it to another reader).
+    pub fn into_fd(self) -> OwnedFd {
+        self.fd.into_inner()
+    }
+
+    /// Whether a read has found the pipe full (the producer floods).
+    pub fn flooded(&self) -> bool {
+        self.grown
+    }
+
     /// Waits until a read would not block (data, EOF or an error) without reading. The readiness
     /// is kept, so the next `read` finds it at once.
     pub async fn readable(&self) -> io::Result<()> {

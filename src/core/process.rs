@@ -14,7 +14,7 @@ use crate::core::output_log::{now_ms, LogRead, Stream};
 use crate::core::registry::Member;
 use crate::core::state::{RootExit, State, StopReason};
 use crate::core::stdin::Stdin;
-use crate::core::{pipe, reaper};
+use crate::core::{loan, pipe, reaper};
 use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -281,6 +281,7 @@ impl Process {
         const FIRST: usize = 4 * 1024;
         let mut buf = ReadBuf::small(0);
         let mut drain = self.drain.subscribe();
+        let mut lend = true;
         loop {
             let r = tokio::select! {
                 r = async {
@@ -301,6 +302,15 @@ impl Process {
                         buf = ReadBuf::block();
                     }
                     self.output.backpressure(true).await;
+                    if lend && reader.flooded() && self.output.can_lend() {
+                        let (back, lent) = self.lend(reader, stream, &mut drain).await;
+                        match back {
+                            Some(r) => reader = r,
+                            None => break,
+                        }
+                        // Lent once: a stream whose offer was not taken, or that came back, stays here.
+                        lend = !lent;
+                    }
                 }
                 None => {
                     // The group is gone; take what is buffered without waiting for writers outside it.
@@ -328,6 +338,52 @@ impl Process {
             }
         }
         self.output.end_stream(stream);
+    }
+
+    /// Offers the flooding pipe to the pump's side (see `loan`) and waits for it to come back;
+    /// says whether it was offered at all. The pipe is `None` when the borrower read to the end
+    /// (or the pipe cannot be watched again): the stream is over.
+    async fn lend(
+        &self,
+        reader: pipe::AsyncPipe,
+        stream: Stream,
+        drain: &mut watch::Receiver<bool>,
+    ) -> (Option<pipe::AsyncPipe>, bool) {
+        let loan = match self.output.offer(stream, reader.into_fd()) {
+            Ok(loan) => loan,
+            Err(fd) => return (pipe::AsyncPipe::new(fd).ok(), false),
+        };
+        let first = tokio::select! {
+            back = loan.returned() => Some(back),
+            _ = tokio::time::sleep(loan::TAKE_PATIENCE) => None,
+            _ = drain.wait_for(|d| *d) => None,
+        };
+        let back = match first {
+            Some(back) => back,
+            // Taken back at once when nobody took it in time; else the borrower is reading.
+            None => match loan.withdraw() {
+                Some(fd) => loan::Back::Returned(fd),
+                None => self.reclaim_when_drained(&loan, drain).await,
+            },
+        };
+        self.output.loan_over(stream);
+        let reader = match back {
+            loan::Back::Returned(fd) => pipe::AsyncPipe::new(fd).ok(),
+            loan::Back::Ended => None,
+        };
+        (reader, true)
+    }
+
+    /// Waits for a lent pipe; once the group is gone, asks for it back, so that what is
+    /// buffered is taken without waiting for writers outside the group.
+    async fn reclaim_when_drained(&self, loan: &loan::Loan, drain: &mut watch::Receiver<bool>) -> loan::Back {
+        tokio::select! {
+            back = loan.returned() => return back,
+            _ = drain.wait_for(|d| *d) => {}
+        }
+        loan.request_reclaim();
+        self.output.wake();
+        loan.returned().await
     }
 
     pub fn retained_text(&self, stream: Stream) -> String {

@@ -437,3 +437,105 @@ async fn a_launch_completed_for_a_retired_owner_is_killed_as_it_is_listed() {
     let q = start(sh("exit 4"));
     assert_eq!(within(Duration::from_secs(5), q.wait_done(None)).await.done.unwrap().code, 4);
 }
+
+/// A borrower of lent pipes, as the event loop's side is: it takes what is offered and reads it
+/// into the log (up to `budget` bytes per loan, then gives the pipe back), gives it back when the
+/// runtime asks, and drains the pump meanwhile. Returns the listener text and the bytes it read.
+async fn borrow_until_finished(p: &Arc<Process>, budget: usize, take: bool) -> (String, usize) {
+    use std::os::fd::AsRawFd;
+    let mut text = String::new();
+    let mut borrowed = 0;
+    let mut lent: Vec<(Arc<crate::core::loan::Loan>, std::os::fd::OwnedFd, usize)> = Vec::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let finished = p.state().is_finished();
+        let (chunks, _) = p.output.pump_drain(finished);
+        text.extend(chunks.iter().map(|c| c.text.as_str()));
+        if finished {
+            assert!(lent.is_empty(), "finished while a pipe was lent");
+            return (text, borrowed);
+        }
+        if take {
+            for loan in p.output.loans() {
+                if let Some(fd) = loan.take() {
+                    lent.push((loan, fd, 0));
+                }
+            }
+        }
+        let mut still = Vec::new();
+        for (loan, fd, got) in lent.drain(..) {
+            if loan.reclaim_requested() || got >= budget {
+                loan.give_back(fd);
+                continue;
+            }
+            if p.output.consumers_lag() {
+                still.push((loan, fd, got));
+                continue;
+            }
+            // SAFETY: a read into a buffer we own, on a descriptor we hold.
+            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            match n {
+                0 => {
+                    drop(fd);
+                    loan.end();
+                }
+                n if n > 0 => {
+                    p.output.push(loan.stream, &buf[..n as usize]);
+                    borrowed += n as usize;
+                    still.push((loan, fd, got + n as usize));
+                }
+                _ => still.push((loan, fd, got)),
+            }
+        }
+        lent = still;
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+}
+
+fn pumped(spec: SpawnSpec) -> Arc<Process> {
+    let id = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let p = crate::core::supervisor::spawn_with_pump(spec, id, 0, Some(Box::new(|| {})), false).unwrap();
+    p.output.allow_lending();
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lent_pipe_read_by_the_borrower_then_given_back_loses_nothing() {
+    // Lines, so that order is checked too: the borrower reads 2 MiB, then the runtime the rest.
+    let p = pumped(sh("seq 1 1500000; echo end"));
+    let (text, borrowed) = within(Duration::from_secs(30), borrow_until_finished(&p, 2 << 20, true)).await;
+    let expected: String = (1..=1_500_000).map(|i| format!("{i}\n")).chain(["end\n".to_string()]).collect();
+    assert!(borrowed > 0, "the flood was never lent");
+    assert!(borrowed < expected.len(), "the pipe was never given back");
+    assert_eq!(text.len(), expected.len());
+    assert!(text == expected, "listener text differs");
+    assert_eq!(p.state().finished.unwrap().code, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_borrower_that_reads_to_the_end_ends_the_stream() {
+    let p = pumped(sh("head -c 8388608 /dev/zero | tr '\\0' x; echo"));
+    let (text, borrowed) = within(Duration::from_secs(30), borrow_until_finished(&p, usize::MAX, true)).await;
+    assert!(borrowed > 0, "the flood was never lent");
+    assert_eq!(text.len(), 8_388_609);
+    assert!(text[..8_388_608].bytes().all(|b| b == b'x'));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_nobody_takes_is_withdrawn_and_the_runtime_reads_on() {
+    let p = pumped(sh("head -c 4194304 /dev/zero | tr '\\0' y"));
+    let (text, borrowed) = within(Duration::from_secs(30), borrow_until_finished(&p, usize::MAX, false)).await;
+    assert_eq!(borrowed, 0);
+    assert_eq!(text.len(), 4_194_304);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lent_pipe_held_open_outside_the_group_is_taken_back_when_the_group_ends() {
+    // The detached sleep keeps the pipe open: the borrower never reads its end of file, so the
+    // process can only finish because the runtime takes the pipe back.
+    let p = pumped(sh("setsid sleep 21 & head -c 4194304 /dev/zero | tr '\\0' z"));
+    let (text, borrowed) = within(Duration::from_secs(15), borrow_until_finished(&p, usize::MAX, true)).await;
+    assert!(borrowed > 0, "the flood was never lent");
+    assert_eq!(text.len(), 4_194_304);
+    let _ = std::process::Command::new("pkill").args(["-f", "^sleep 21$"]).status();
+}
