@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::Notify;
@@ -302,12 +304,29 @@ pub async fn wait_empty(dir: &Path, events: &OwnedFd) {
     }
 }
 
-/// One inotify descriptor for every `cgroup.events` watched, read by one task.
+/// One inotify descriptor for every `cgroup.events` watched, read by one task. cgroups are
+/// Linux's; elsewhere there is no watcher (and no cgroup to watch).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Watcher {
     fd: Arc<OwnedFd>,
     waiters: Mutex<HashMap<i32, Arc<Notify>>>,
 }
 
+#[cfg(not(target_os = "linux"))]
+fn watcher() -> Option<&'static Watcher> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Watcher {
+    fn watch(&self, _file: &Path) -> Option<(i32, Arc<Notify>)> {
+        None
+    }
+
+    fn unwatch(&self, _wd: i32) {}
+}
+
+#[cfg(target_os = "linux")]
 fn watcher() -> Option<&'static Watcher> {
     static W: OnceLock<Option<Watcher>> = OnceLock::new();
     W.get_or_init(|| {
@@ -326,6 +345,7 @@ fn watcher() -> Option<&'static Watcher> {
     .as_ref()
 }
 
+#[cfg(target_os = "linux")]
 impl Watcher {
     fn watch(&self, file: &Path) -> Option<(i32, Arc<Notify>)> {
         let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).ok()?;
@@ -345,6 +365,7 @@ impl Watcher {
     }
 }
 
+#[cfg(target_os = "linux")]
 async fn read_events(fd: Arc<OwnedFd>) {
     // SAFETY: `fd` (an Arc) stays open as long as it is registered.
     let Ok(afd) =

@@ -33,7 +33,9 @@ pub(crate) struct Launched {
     pub terminal: Option<OwnedFd>,
 }
 
-/// Where the child goes before it runs: the `cgroup.procs` of its own cgroup.
+/// Where the child goes before it runs: the `cgroup.procs` of its own cgroup (Linux's; elsewhere
+/// there is none to go to).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) struct Placement<'a> {
     pub cgroup_procs: Option<&'a OwnedFd>,
     /// The cgroup's directory, for `clone3(CLONE_INTO_CGROUP)`: the child is born in it.
@@ -43,8 +45,21 @@ pub(crate) struct Placement<'a> {
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds is a valid array of two ints.
+    #[cfg(target_os = "linux")]
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(std::io::Error::last_os_error());
+    }
+    // No pipe2 on macOS: close-on-exec is set just after. (std's spawn there also marks its own
+    // descriptors this way; a fork from another thread in between would inherit the pair.)
+    // SAFETY: as above, then fcntl on the two fresh descriptors.
+    #[cfg(not(target_os = "linux"))]
+    unsafe {
+        if libc::pipe(fds.as_mut_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        for fd in fds {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
     // SAFETY: both are fresh descriptors we own.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
