@@ -56,7 +56,8 @@ impl Loan {
         }
     }
 
-    /// The borrower takes the pipe; `None` once it was taken or withdrawn.
+    /// Takes the pipe while it is still offered: the borrower to read it, or the runtime to
+    /// withdraw the offer. `None` once either has.
     pub fn take(&self) -> Option<OwnedFd> {
         lock(&self.offered).take()
     }
@@ -84,11 +85,6 @@ impl Loan {
 
     pub(crate) fn request_reclaim(&self) {
         self.reclaim.store(true, Ordering::Release);
-    }
-
-    /// Takes the offer back if nobody has taken it yet.
-    pub(crate) fn withdraw(&self) -> Option<OwnedFd> {
-        lock(&self.offered).take()
     }
 
     /// Waits for the borrower's return.

@@ -117,6 +117,13 @@ struct Consumers {
     loans: [Option<Arc<Loan>>; 2],
 }
 
+impl Consumers {
+    /// A listener pump is installed whose side can borrow a pipe.
+    fn borrows(&self) -> bool {
+        self.lend && self.wake.is_some() && self.positions[Consumer::Listeners as usize].is_some()
+    }
+}
+
 pub struct Output {
     texts: Mutex<Texts>,
     /// The screen of a process on a terminal, fed with its output as it arrives.
@@ -302,7 +309,7 @@ impl Output {
                 // Nobody borrows for a pump that is gone: an offer not taken yet goes back at once.
                 c.lend = false;
                 for loan in c.loans.iter().flatten() {
-                    if let Some(fd) = loan.withdraw() {
+                    if let Some(fd) = loan.take() {
                         loan.give_back(fd);
                     }
                 }
@@ -328,8 +335,7 @@ impl Output {
 
     /// Whether a pump that borrows is installed (checked before a pipe is taken off the runtime).
     pub(crate) fn can_lend(&self) -> bool {
-        let c = lock(&self.consumers);
-        c.lend && c.wake.is_some() && c.positions[Consumer::Listeners as usize].is_some()
+        lock(&self.consumers).borrows()
     }
 
     /// Offers `stream`'s pipe to the pump's side, which learns of it from its next drain. The
@@ -337,7 +343,7 @@ impl Output {
     pub(crate) fn offer(&self, stream: Stream, fd: OwnedFd) -> Result<Arc<Loan>, OwnedFd> {
         let loan = {
             let mut c = lock(&self.consumers);
-            if !c.lend || c.wake.is_none() || c.positions[Consumer::Listeners as usize].is_none() {
+            if !c.borrows() {
                 return Err(fd);
             }
             let loan = Arc::new(Loan::new(stream, fd));

@@ -361,7 +361,7 @@ impl Process {
         let back = match first {
             Some(back) => back,
             // Taken back at once when nobody took it in time; else the borrower is reading.
-            None => match loan.withdraw() {
+            None => match loan.take() {
                 Some(fd) => loan::Back::Returned(fd),
                 None => self.reclaim_when_drained(&loan, drain).await,
             },
