@@ -433,6 +433,30 @@ test.describe('output read on the event loop', () => {
   })
 })
 
+test.describe('a reader woken on its own thread', () => {
+  test('a flood to a reader alone is read on the loop: every line once, in order', async () => {
+    const before = binding.loopReadCount()
+    const h = await pm.spawn('seq 1 600000', { maxRetainedBytes: 0 })
+    const parts = []
+    for await (const c of h.reader) parts.push(c)
+    assert.equal((await h.wait()).exitCode, 0)
+    assert.ok(binding.loopReadCount() > before, 'the flood was read by the runtime only')
+    assert.ok(Buffer.concat(parts).toString('latin1') === seqText(600000), 'reader bytes differ')
+    pm.release(h.pid)
+  })
+
+  test('Node stays alive while only a reader waits for output, and exits once it ends', () => {
+    const script = `
+      const { ProcessManager } = require(${JSON.stringify(path.join(__dirname, '..'))})
+      const pm = new ProcessManager()
+      pm.spawn('sleep 0.4; echo late').then((h) => h.reader.on('data', (c) => process.stdout.write('got ' + c)))
+    `
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 })
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(r.stdout, 'got late\n')
+  })
+})
+
 test('nothing of this file is left running', async () => {
   await pm.close()
   await soak.settle()

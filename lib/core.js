@@ -229,12 +229,23 @@ class ProcessCore {
       takenThisTurn = 0
       resolve()
     }))
+    // The native side wakes the reader on this thread (new output, a pipe to read on this
+    // loop, the process's end); a wait is a promise resolved by that wake-up, not a task on
+    // the runtime.
+    const waits = { resolve: null }
+    const wakeUp = () => new Promise((resolve) => {
+      waits.resolve = resolve
+      waitingReaders.add(waits)
+    })
+    let waking = false
     let reading = false
     let held = true
     native.setReaderHold(0)
     const release = () => {
       if (held) {
         held = false
+        waitingReaders.delete(waits)
+        if (waking) native.setReaderWake(null)
         native.setReaderHold(null)
         abandonedReaders.unregister(stream)
       }
@@ -245,37 +256,38 @@ class ProcessCore {
         reading = true
         ;(async () => {
           try {
+            // Installed at the first read, not with the stream: until then nothing native holds
+            // the stream, so a reader that is never read can still be collected (and its hold
+            // released by the registry below).
+            if (!waking && held) {
+              waking = true
+              native.setReaderWake(wakerOf(new WeakRef(waits)))
+            }
             for (;;) {
-              // What is in the log already is taken at once; only an empty log is waited for.
               // Taken at once, a flood would never let the event loop turn: past a share per
               // turn, the next take waits for the loop's next turn.
               if (takenThisTurn >= TAKE_PER_TURN) await nextTurn()
-              let read = native.takeStdout(after, 256 * 1024)
-              if (read.next === after && !read.truncated) {
-                read = await native.readLog(after, 256 * 1024, 1000)
-                takenThisTurn = 0
-              } else if (read.data) {
-                takenThisTurn += read.data.length
-              }
+              const read = native.takeStdout(after, 256 * 1024)
               if (read.truncated) {
                 throw new errors.ProcessOutputTruncatedError(`the reader of process ${pid} fell behind the bounded output log; output was lost`)
               }
-              let more = true
-              if (read.events) {
-                for (const e of read.events) if (e.kind === 'stdout' && e.data.length > 0) more = stream.push(e.data)
-              } else if (read.data) {
-                more = stream.push(read.data)
+              if (read.next === after) {
+                // Nothing after `after`: stdout is complete once the process had finished
+                // before the take; otherwise wait to be woken.
+                if (read.finished) {
+                  release()
+                  return stream.push(null)
+                }
+                await wakeUp()
+                takenThisTurn = 0
+                continue
               }
-              const moved = read.next !== after
               after = read.next
               if (held) native.setReaderHold(after)
-              if (!moved && native.state().finished) {
-                const rest = await native.readLog(after, 256 * 1024, undefined)
-                if (rest.events.length > 0) continue
-                release()
-                return stream.push(null)
+              if (read.data) {
+                takenThisTurn += read.data.length
+                if (!stream.push(read.data)) return
               }
-              if (!more) return
             }
           } catch (e) {
             release()
@@ -308,8 +320,33 @@ function endGraceHold(core) {
   if (!core.readerMade) core.native.setReaderHold(null)
 }
 
-/** Releases the producer hold of a reader that was dropped without being ended or destroyed. */
-const abandonedReaders = new FinalizationRegistry((native) => native.setReaderHold(null))
+/**
+ * Releases the producer hold (and the wake-up) of a reader that was dropped without being ended
+ * or destroyed.
+ */
+const abandonedReaders = new FinalizationRegistry((native) => {
+  native.setReaderWake(null)
+  native.setReaderHold(null)
+})
+
+/**
+ * Readers waiting for their wake-up. The native wake-up reaches a reader only through a WeakRef,
+ * so it holds no reader alive; this set does while one waits, as a pending native call would.
+ * A paused reader is not held: dropped, it is collected and its hold released.
+ */
+const waitingReaders = new Set()
+
+/** A reader's wake-up, made outside its scope so that it holds nothing of the reader but `ref`. */
+function wakerOf(ref) {
+  return () => {
+    const waits = ref.deref()
+    if (!waits || !waits.resolve) return
+    const resolve = waits.resolve
+    waits.resolve = null
+    waitingReaders.delete(waits)
+    resolve()
+  }
+}
 
 /** How deep the native conversion follows a request's fields (its `DEPTH` less the request). */
 const FIELD_DEPTH = 3

@@ -1,7 +1,8 @@
 //! The event loop's side of a lent pipe (`core::loan`): libuv polls a flooding stream's pipe on
-//! the loop of the JS environment whose listeners consume it, and each readiness reads into the
-//! process's log from there, as a `child_process` stream would. The pump then drains it on the
-//! same thread, and the runtime's thread no longer wakes for every write of the producer.
+//! the loop of the JS environment whose listeners or reader consume it, and each readiness reads
+//! into the process's log from there, as a `child_process` stream would. The pump (or the
+//! reader) then takes it on the same thread, and the runtime's thread no longer wakes for every
+//! write of the producer.
 //!
 //! libuv's functions are looked up in the host process at first use (Node exports them); where
 //! they are missing, nothing is borrowed and the runtime reads as before. Everything here runs on
@@ -257,7 +258,7 @@ fn start(env: &Env, uv: &'static Uv, process: &Arc<Process>, loan: Arc<Loan>, fd
     }
 }
 
-/// Gives back every pipe of `process` lent on this thread (its pump is going away).
+/// Gives back every pipe of `process` lent on this thread (no consumer there borrows any more).
 pub(crate) fn release(process: &Arc<Process>) {
     for poll in polls_of(process) {
         // SAFETY: listed, so alive; this is its loop's thread.

@@ -17,12 +17,12 @@ use crate::core::readiness::{probe_once, Probe, ProbeResult};
 use crate::core::request::{self, Face};
 use crate::core::state::State;
 use crate::core::{cursor, group, supervisor};
-use napi::bindgen_prelude::{Buffer, PromiseRaw, Status, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::bindgen_prelude::{Buffer, Function, PromiseRaw, Status, Unknown};
+use napi::threadsafe_function::{ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -129,6 +129,8 @@ pub struct NativeStdoutTake {
     pub data: Option<JsChunks>,
     /// The sequence number to read after next time (past stderr and exit events too).
     pub next: f64,
+    /// The process had finished before this take: with nothing taken, stdout is complete.
+    pub finished: bool,
 }
 
 /// What a terminal shows now (0-based rows and columns).
@@ -156,6 +158,8 @@ pub struct NativeProcess {
     inner: Arc<Process>,
     /// The `timeout` as given, for the Mastra face's timeout note.
     timeout: Option<f64>,
+    /// The reader is waiting for its wake-up, and keeps Node alive meanwhile.
+    reader_waits: AtomicBool,
 }
 
 fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
@@ -298,7 +302,7 @@ pub fn spawn_process<'env>(
             if lend {
                 inner.output.allow_lending();
             }
-            Ok((NativeProcess { inner, timeout: launch.timeout }, run))
+            Ok((NativeProcess { inner, timeout: launch.timeout, reader_waits: AtomicBool::new(false) }, run))
         });
         match launched {
             Ok((process, run)) => {
@@ -559,8 +563,12 @@ impl NativeProcess {
     /// pump is removed (the output is complete, or nobody listens any more).
     #[napi]
     pub fn pump_finish(&self) -> Vec<NativeChunk> {
-        super::loop_reader::release(&self.inner);
-        chunks_to_js(self.inner.output.pump_drain(true).0)
+        let chunks = chunks_to_js(self.inner.output.pump_drain(true).0);
+        // A reader of the same process may still read the lent pipe here.
+        if !self.inner.output.borrowed() {
+            super::loop_reader::release(&self.inner);
+        }
+        chunks
     }
 
     /// Holds the producer back for a byte-stream reader that has consumed everything up to
@@ -598,14 +606,17 @@ impl NativeProcess {
         )
     }
 
-    /// The reader's read when output is waiting: stdout after sequence number `after`, up to
-    /// about `maxBytes`, taken now on the JS thread in one Buffer. A flood is read this way
-    /// without a task on the runtime and a settlement per batch (`readLog` waits when there
-    /// is nothing yet).
+    /// The reader's take: stdout after sequence number `after`, up to about `maxBytes`, taken
+    /// now on the JS thread in one Buffer. It answers the reader's wake-up (`setReaderWake`):
+    /// output appended after this take wakes the reader again. Taking nothing from a process
+    /// that has not finished, the reader waits for that wake-up, and Node stays alive until its
+    /// next take (or until the wake-up is removed).
     #[napi]
     pub fn take_stdout(&self, env: &Env, after: f64, max_bytes: f64) -> napi::Result<NativeStdoutTake> {
         let (after, max) = log_range(&self.inner, after, max_bytes).map_err(|e| js_error(env, e))?;
-        let read = self.inner.read_log_now(after, max);
+        // Before the take: finished means that all of stdout is in the log by now.
+        let finished = self.inner.state().is_finished();
+        let read = self.inner.output.reader_take(after, max);
         let chunks: Vec<bytes::Bytes> = read
             .events
             .into_iter()
@@ -614,11 +625,67 @@ impl NativeProcess {
                 _ => None,
             })
             .collect();
+        let waits = read.next == after && !read.truncated && !finished;
+        self.hold_for_reader(env, waits)?;
+        // A pipe offered to the reader, or one it stopped reading while it lagged.
+        super::loop_reader::serve(env, &self.inner);
         Ok(NativeStdoutTake {
             truncated: read.truncated,
             data: (!chunks.is_empty()).then_some(JsChunks(chunks)),
             next: read.next as f64,
+            finished,
         })
+    }
+
+    /// Installs the reader's wake-up (`null` removes it): `onWake` is called on the JS thread
+    /// when output arrives after the reader's last take, when a pipe is offered to it, and when
+    /// the process finishes. The reader then takes on its own thread, and a flooding pipe can be
+    /// read on its event loop, as for listeners.
+    #[napi]
+    pub fn set_reader_wake(&self, env: &Env, on_wake: Option<Function<(), ()>>) -> napi::Result<()> {
+        let Some(f) = on_wake else {
+            self.inner.output.set_reader_wake(None);
+            if !self.inner.output.borrowed() {
+                super::loop_reader::release(&self.inner);
+            }
+            return self.hold_for_reader(env, false);
+        };
+        // Weak: the process holds its wake-up, and the wake-up must not hold the process.
+        let process = Arc::downgrade(&self.inner);
+        let tsfn = f.build_threadsafe_function::<()>().weak::<true>().callee_handled::<false>().build_callback(
+            move |ctx: ThreadsafeCallContext<()>| {
+                // Served here, not only from the reader's next take: a paused reader still gives
+                // back a pipe that the runtime asks for once the group is gone.
+                if let Some(p) = process.upgrade() {
+                    super::loop_reader::serve(&ctx.env, &p);
+                }
+                Ok(())
+            },
+        )?;
+        let wake: WakeFn = tsfn;
+        self.inner.output.set_reader_wake(Some(wake_fn(wake)));
+        if super::loop_reader::available() {
+            self.inner.output.allow_lending();
+        }
+        // Finishing appends nothing to the log: the reader learns of it by the same wake-up.
+        let process = Arc::downgrade(&self.inner);
+        self.inner.when(
+            State::is_finished,
+            Box::new(move |_| {
+                if let Some(p) = process.upgrade() {
+                    p.output.wake_reader();
+                }
+            }),
+        );
+        Ok(())
+    }
+
+    /// Keeps Node alive while the reader waits (as a pending `readLog` did), at most once.
+    fn hold_for_reader(&self, env: &Env, on: bool) -> napi::Result<()> {
+        if self.reader_waits.swap(on, Ordering::Relaxed) != on {
+            settle::keep_alive(env, on)?;
+        }
+        Ok(())
     }
 
     /// The cursor of the event with sequence number `seq` (0 = before the first event).

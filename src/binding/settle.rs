@@ -63,12 +63,25 @@ impl Settler {
 
 /// One settled promise less: the last one lets Node exit again.
 fn released(env: &Env) {
-    if let Ok(Some(realm)) = env.get_instance_data::<Realm>() {
+    let _ = keep_alive(env, false);
+}
+
+/// One wait more (`on`) or less that keeps Node alive, counted with the pending promises: a wait
+/// that no promise stands for (a reader waiting for its wake-up).
+pub(crate) fn keep_alive(env: &Env, on: bool) -> napi::Result<()> {
+    let Some(realm) = env.get_instance_data::<Realm>()? else { return Ok(()) };
+    if on {
+        if realm.pending == 0 {
+            realm.settler.hold(env, true)?;
+        }
+        realm.pending += 1;
+    } else {
         realm.pending = realm.pending.saturating_sub(1);
         if realm.pending == 0 {
-            let _ = realm.settler.hold(env, false);
+            realm.settler.hold(env, false)?;
         }
     }
+    Ok(())
 }
 
 struct RawDeferred(sys::napi_deferred);
@@ -84,16 +97,14 @@ pub(crate) struct Pending {
 
 /// A new pending promise of the calling realm (JS thread).
 pub(crate) fn pending<'env, V>(env: &'env Env) -> napi::Result<(Pending, PromiseRaw<'env, V>)> {
-    let realm = env.get_instance_data::<Realm>()?.ok_or_else(|| napi::Error::from_reason("no realm"))?;
+    let settler =
+        env.get_instance_data::<Realm>()?.ok_or_else(|| napi::Error::from_reason("no realm"))?.settler.clone();
     let mut deferred = std::ptr::null_mut();
     let mut promise = std::ptr::null_mut();
     // SAFETY: plain napi call on the JS thread with valid out pointers.
     check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
-    if realm.pending == 0 {
-        realm.settler.hold(env, true)?;
-    }
-    realm.pending += 1;
-    let pending = Pending { deferred: Some(RawDeferred(deferred)), settler: realm.settler.clone() };
+    keep_alive(env, true)?;
+    let pending = Pending { deferred: Some(RawDeferred(deferred)), settler };
     Ok((pending, PromiseRaw::new(env.raw(), promise)))
 }
 

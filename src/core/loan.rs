@@ -6,8 +6,9 @@
 //! consumer's own thread, from its event loop, is what a plain `child_process` stream does: its
 //! reads wait while it works, the pipe fills meanwhile, and one wake-up brings a large read.
 //!
-//! So once a stream floods (a read found the pipe full) while a listener pump that can borrow is
-//! installed, the runtime's reader offers the pipe: it stops polling it and parks until the pipe
+//! So once a stream floods (a read found the pipe full) while a consumer that can borrow is
+//! installed (a listener pump, or a byte-stream reader woken on its thread), the runtime's
+//! reader offers the pipe: it stops polling it and parks until the pipe
 //! comes back. The borrower reads into the same log, under the same lag rule, and gives the pipe
 //! back at its end of file (`end`), when asked to (`reclaim`: the group died, and what is
 //! buffered must be taken without waiting for writers outside it), or when it goes away. An offer
@@ -20,8 +21,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// How long an offer waits to be taken. The borrower takes it from its next drain of the pump,
-/// so a borrower this late is busy elsewhere, and the runtime reads on without it.
+/// How long an offer waits to be taken. The borrower takes it when it is next woken (a drain of
+/// the pump, a reader's take), so a borrower this late is busy elsewhere, and the runtime reads on without it.
 pub const TAKE_PATIENCE: Duration = Duration::from_secs(1);
 
 /// How a loan ended.

@@ -111,16 +111,47 @@ struct Wake {
 struct Consumers {
     positions: [Option<u64>; 2],
     wake: Option<Arc<Wake>>,
-    /// The pump's side can borrow a flooding stream's pipe (see `loan`).
+    /// The byte-stream reader's wake-up, while it reads: it takes from the log on its own thread
+    /// when woken, rather than waiting for new output in a runtime task.
+    reader_wake: Option<Arc<Wake>>,
+    /// The consumers' side can borrow a flooding stream's pipe (see `loan`).
     lend: bool,
     /// Each stream's pipe while it is offered or lent.
     loans: [Option<Arc<Loan>>; 2],
 }
 
 impl Consumers {
-    /// A listener pump is installed whose side can borrow a pipe.
+    /// A consumer that reads on its own thread (the listener pump, or a reader with its wake-up)
+    /// is installed there, and that side can borrow a pipe.
     fn borrows(&self) -> bool {
-        self.lend && self.wake.is_some() && self.positions[Consumer::Listeners as usize].is_some()
+        let pump = self.wake.is_some() && self.positions[Consumer::Listeners as usize].is_some();
+        let reader = self.reader_wake.is_some() && self.positions[Consumer::Reader as usize].is_some();
+        self.lend && (pump || reader)
+    }
+
+    /// Without a borrower, an offer not taken yet goes back at once.
+    fn withdraw_offers_unless_borrowed(&self) {
+        if self.borrows() {
+            return;
+        }
+        for loan in self.loans.iter().flatten() {
+            if let Some(fd) = loan.take() {
+                loan.give_back(fd);
+            }
+        }
+    }
+}
+
+impl Wake {
+    fn new(wake: Box<dyn Fn() + Send + Sync>) -> Arc<Wake> {
+        Arc::new(Wake { wake, scheduled: AtomicBool::new(false) })
+    }
+
+    /// Calls the wake-up unless one is scheduled and not yet answered by a take.
+    fn call(&self) {
+        if !self.scheduled.swap(true, Ordering::AcqRel) {
+            (self.wake)();
+        }
     }
 }
 
@@ -243,18 +274,69 @@ impl Output {
             let t = self.texts();
             let mut c = lock(&self.consumers);
             c.positions[Consumer::Listeners as usize] = Some(if from_start { 0 } else { t.log.last_seq() });
-            c.wake = Some(Arc::new(Wake { wake, scheduled: AtomicBool::new(false) }));
+            c.wake = Some(Wake::new(wake));
         }
         self.wake();
     }
 
+    /// Wakes the consumers that read on their own thread: there is new output, an offered pipe,
+    /// or (for the reader) the end of the process's output.
     pub(crate) fn wake(&self) {
-        let wake = lock(&self.consumers).wake.clone();
-        if let Some(w) = wake {
-            if !w.scheduled.swap(true, Ordering::AcqRel) {
-                (w.wake)();
-            }
+        let (pump, reader) = {
+            let c = lock(&self.consumers);
+            (c.wake.clone(), c.reader_wake.clone())
+        };
+        if let Some(w) = pump {
+            w.call();
         }
+        if let Some(w) = reader {
+            w.call();
+        }
+    }
+
+    /// Installs (`Some`) or removes the byte-stream reader's wake-up. Called once the reader
+    /// stops waiting through the runtime, and the wake-up is then answered by
+    /// `reader_take`. Removed, an offer that no consumer can borrow any more goes back.
+    pub fn set_reader_wake(&self, wake: Option<Box<dyn Fn() + Send + Sync>>) {
+        let mut c = lock(&self.consumers);
+        c.reader_wake = wake.map(Wake::new);
+        c.withdraw_offers_unless_borrowed();
+    }
+
+    /// Wakes every consumer that may hold a lent pipe, even one whose last wake-up is unanswered
+    /// (a paused reader takes nothing): the runtime wants the pipe back.
+    pub(crate) fn wake_for_reclaim(&self) {
+        let wakes = {
+            let c = lock(&self.consumers);
+            [c.wake.clone(), c.reader_wake.clone()]
+        };
+        for w in wakes.into_iter().flatten() {
+            w.scheduled.store(true, Ordering::Release);
+            (w.wake)();
+        }
+    }
+
+    /// Wakes the reader alone (its process finished, which appends nothing to the log).
+    pub fn wake_reader(&self) {
+        let w = lock(&self.consumers).reader_wake.clone();
+        if let Some(w) = w {
+            w.call();
+        }
+    }
+
+    /// The reader's take: events after `after`, up to about `max_bytes`, read now. Its wake-up
+    /// is answered first, so that output appended after this look wakes it again.
+    pub fn reader_take(&self, after: u64, max_bytes: usize) -> LogRead {
+        if let Some(w) = &lock(&self.consumers).reader_wake {
+            w.scheduled.store(false, Ordering::Release);
+        }
+        self.read_now(after, max_bytes)
+    }
+
+    /// Whether a consumer that can borrow a pipe is installed (the pipes lent on its thread stay
+    /// there while one is).
+    pub fn borrowed(&self) -> bool {
+        lock(&self.consumers).borrows()
     }
 
     /// Everything the pump has not taken yet, decoded; its position advances. With `finish`, the
@@ -306,13 +388,7 @@ impl Output {
             if finish {
                 c.positions[Consumer::Listeners as usize] = None;
                 c.wake = None;
-                // Nobody borrows for a pump that is gone: an offer not taken yet goes back at once.
-                c.lend = false;
-                for loan in c.loans.iter().flatten() {
-                    if let Some(fd) = loan.take() {
-                        loan.give_back(fd);
-                    }
-                }
+                c.withdraw_offers_unless_borrowed();
             } else if c.positions[Consumer::Listeners as usize].is_some() {
                 c.positions[Consumer::Listeners as usize] = Some(next);
             }
@@ -377,13 +453,18 @@ impl Output {
         if lock(&self.consumers).wake.is_some() {
             self.pump_drain(true);
         }
+        self.set_reader_wake(None);
         self.set_reader_position(None);
     }
 
     /// Holds the producer for a byte-stream reader that has consumed up to `seq` (`None`
     /// releases the hold).
     pub fn set_reader_position(&self, seq: Option<u64>) {
-        lock(&self.consumers).positions[Consumer::Reader as usize] = seq;
+        {
+            let mut c = lock(&self.consumers);
+            c.positions[Consumer::Reader as usize] = seq;
+            c.withdraw_offers_unless_borrowed();
+        }
         self.progress.notify_waiters();
     }
 

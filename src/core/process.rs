@@ -382,7 +382,7 @@ impl Process {
             _ = drain.wait_for(|d| *d) => {}
         }
         loan.request_reclaim();
-        self.output.wake();
+        self.output.wake_for_reclaim();
         loan.returned().await
     }
 

@@ -442,17 +442,38 @@ async fn a_launch_completed_for_a_retired_owner_is_killed_as_it_is_listed() {
 /// into the log (up to `budget` bytes per loan, then gives the pipe back), gives it back when the
 /// runtime asks, and drains the pump meanwhile. Returns the listener text and the bytes it read.
 async fn borrow_until_finished(p: &Arc<Process>, budget: usize, take: bool) -> (String, usize) {
+    borrow_as(p, budget, take, false).await
+}
+
+/// The same borrower, consuming stdout as a byte-stream reader (`by_reader`) instead of the pump.
+async fn borrow_as(p: &Arc<Process>, budget: usize, take: bool, by_reader: bool) -> (String, usize) {
     use std::os::fd::AsRawFd;
     let mut text = String::new();
     let mut borrowed = 0;
     let mut lent: Vec<(Arc<crate::core::loan::Loan>, std::os::fd::OwnedFd, usize)> = Vec::new();
     let mut buf = vec![0u8; 256 * 1024];
+    let mut at = 0;
     loop {
         let finished = p.state().is_finished();
-        let (chunks, _) = p.output.pump_drain(finished);
-        text.extend(chunks.iter().map(|c| c.text.as_str()));
+        if by_reader {
+            let read = p.output.reader_take(at, usize::MAX);
+            assert!(!read.truncated, "the reader fell behind");
+            for e in read.events {
+                if let EventBody::Output(Stream::Stdout, b) = e.body {
+                    text.push_str(std::str::from_utf8(&b).unwrap());
+                }
+            }
+            at = read.next;
+            p.output.set_reader_position(Some(at));
+        } else {
+            let (chunks, _) = p.output.pump_drain(finished);
+            text.extend(chunks.iter().map(|c| c.text.as_str()));
+        }
         if finished {
             assert!(lent.is_empty(), "finished while a pipe was lent");
+            if by_reader {
+                p.output.set_reader_position(None);
+            }
             return (text, borrowed);
         }
         if take {
@@ -538,4 +559,43 @@ async fn a_lent_pipe_held_open_outside_the_group_is_taken_back_when_the_group_en
     assert!(borrowed > 0, "the flood was never lent");
     assert_eq!(text.len(), 4_194_304);
     let _ = std::process::Command::new("pkill").args(["-f", "^sleep 21$"]).status();
+}
+
+#[test]
+fn a_reader_is_woken_once_until_it_takes_and_always_for_a_reclaim() {
+    let out = crate::core::output::Output::new(1 << 20, 10_000, Some(0), None);
+    let calls = Arc::new(AtomicU64::new(0));
+    let count = calls.clone();
+    out.set_reader_position(Some(0));
+    out.set_reader_wake(Some(Box::new(move || {
+        count.fetch_add(1, Ordering::SeqCst);
+    })));
+    let woken = || calls.load(Ordering::SeqCst);
+    out.push(Stream::Stdout, b"a");
+    out.push(Stream::Stdout, b"b");
+    assert_eq!(woken(), 1, "one wake-up until the reader takes");
+    assert_eq!(out.reader_take(0, 1 << 20).events.len(), 2);
+    out.wake_reader();
+    out.wake_reader();
+    assert_eq!(woken(), 2, "the take answered the first wake-up");
+    out.wake_for_reclaim();
+    assert_eq!(woken(), 3, "a reclaim wakes a reader that has not taken");
+    out.set_reader_wake(None);
+    out.push(Stream::Stdout, b"c");
+    assert_eq!(woken(), 3, "a removed wake-up is not called");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_alone_borrows_a_flooding_pipe_and_loses_nothing() {
+    // Held at the first byte for the reader, as a Mastra handle's reader is; no listener pump.
+    let id = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let p = crate::core::supervisor::spawn_with_pump(sh("seq 1 1500000"), id, 0, None, true).unwrap();
+    p.output.set_reader_wake(Some(Box::new(|| {})));
+    p.output.allow_lending();
+    let (text, borrowed) = within(Duration::from_secs(30), borrow_as(&p, 2 << 20, true, true)).await;
+    let expected: String = (1..=1_500_000).map(|i| format!("{i}\n")).collect();
+    assert!(borrowed > 0, "the flood was never lent to the reader");
+    assert!(borrowed < expected.len(), "the pipe was never given back");
+    assert!(text == expected, "reader bytes differ");
+    assert_eq!(p.state().finished.unwrap().code, 0);
 }
