@@ -445,6 +445,27 @@ test.describe('a reader woken on its own thread', () => {
     pm.release(h.pid)
   })
 
+  test('a reader paused for good does not keep a dead process unfinished, writer outside the group or not', async () => {
+    // The child writes everything (into the pipe and the bounded log) and exits while the
+    // reader takes nothing more; the pipe may be on the loop, stopped by the lag rule, or on
+    // the runtime, waiting for the reader. Either way the process finishes once the reader has
+    // made no progress for a while.
+    for (const command of ['setsid sleep 29 & head -c 1572864 /dev/zero', 'head -c 1572864 /dev/zero']) {
+      const h = await pm.spawn(command, { maxRetainedBytes: 0 })
+      // What the process wrote past the bounded log is lost to this reader: should it take
+      // again, it fails as truncated (and only so).
+      const failures = []
+      h.reader.on('error', (e) => failures.push(e.code))
+      h.reader.once('data', () => h.reader.pause())
+      const r = await Promise.race([h.wait(), new Promise((_, rej) => setTimeout(() => rej(new Error(`wait() hung: ${command}`)), 15_000))])
+      assert.equal(r.exitCode, 0)
+      h.reader.destroy()
+      assert.ok(failures.every((c) => c === 'PROCESS_OUTPUT_TRUNCATED'), failures.join())
+      pm.release(h.pid)
+    }
+    spawnSync('pkill', ['-f', '^sleep 29$'])
+  })
+
   test('Node stays alive while only a reader waits for output, and exits once it ends', () => {
     const script = `
       const { ProcessManager } = require(${JSON.stringify(path.join(__dirname, '..'))})

@@ -171,6 +171,17 @@ pub(crate) fn index(s: Stream) -> usize {
     }
 }
 
+/// How long `backpressure` waits for a byte-stream reader that lags.
+#[derive(Clone, Copy)]
+pub enum ReaderWait {
+    /// As long as it lags: it holds the producer back, as a paused `child_process` stream does.
+    Always,
+    /// Until it has made no progress for READER_DRAIN_PATIENCE.
+    ForAWhile,
+    /// Not at all (a reader found stalled before).
+    Never,
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -468,10 +479,11 @@ impl Output {
         self.progress.notify_waiters();
     }
 
-    /// Waits while a consumer lags (the one rule). `patient_with_reader = false` stops waiting
-    /// for a reader that makes no progress for READER_DRAIN_PATIENCE (used once the group is
-    /// dead, so that an abandoned reader cannot keep a dead process unfinished).
-    pub async fn backpressure(&self, patient_with_reader: bool) {
+    /// Waits while a consumer lags (the one rule). Listeners are always waited for; a reader as
+    /// `reader` says: `ForAWhile` stops waiting for a reader that makes no progress for
+    /// READER_DRAIN_PATIENCE (used once the group is dead, so that an abandoned reader cannot keep
+    /// a dead process unfinished). Returns true when it stopped waiting for a stalled reader.
+    pub async fn backpressure(&self, reader: ReaderWait) -> bool {
         let mut stall: Option<(u64, Instant)> = None;
         loop {
             let notified = self.progress.notified();
@@ -486,17 +498,18 @@ impl Output {
                 }
                 (lagging, c.positions[Consumer::Reader as usize])
             };
-            let ([listeners, reader], reader_at) = lagging;
-            if !listeners && !reader {
-                return;
+            let ([listeners, lagging_reader], reader_at) = lagging;
+            let lagging_reader = lagging_reader && !matches!(reader, ReaderWait::Never);
+            if !listeners && !lagging_reader {
+                return false;
             }
-            if !listeners && !patient_with_reader {
+            if !listeners && matches!(reader, ReaderWait::ForAWhile) {
                 let now = Instant::now();
                 let at = reader_at.unwrap_or(0);
                 match stall {
                     Some((p, since)) if p == at => {
                         if now.duration_since(since) >= READER_DRAIN_PATIENCE {
-                            return;
+                            return true;
                         }
                     }
                     _ => stall = Some((at, now)),

@@ -9,7 +9,7 @@ use crate::core::cgroup::Cgroup;
 use crate::core::command::{SpawnSpec, StdinMode};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::group::ProcessGroup;
-use crate::core::output::{Output, ReadBuf};
+use crate::core::output::{Output, ReadBuf, ReaderWait};
 use crate::core::output_log::{now_ms, LogRead, Stream};
 use crate::core::registry::Member;
 use crate::core::state::{RootExit, State, StopReason};
@@ -282,6 +282,7 @@ impl Process {
         let mut buf = ReadBuf::small(0);
         let mut drain = self.drain.subscribe();
         let mut lend = true;
+        let mut reader_stalled = false;
         loop {
             let r = tokio::select! {
                 r = async {
@@ -301,7 +302,15 @@ impl Process {
                     if filled && buf.len() == FIRST {
                         buf = ReadBuf::block();
                     }
-                    self.output.backpressure(true).await;
+                    let group_gone = tokio::select! {
+                        _ = self.output.backpressure(ReaderWait::Always) => false,
+                        // Waiting for a reader without end here, a reader paused for good kept a
+                        // dead process unfinished for ever.
+                        _ = drain.wait_for(|d| *d) => true,
+                    };
+                    if group_gone {
+                        reader_stalled = self.backpressure_after_group(reader_stalled).await;
+                    }
                     if lend && reader.flooded() && self.output.can_lend() {
                         let (back, lent) = self.lend(reader, stream, &mut drain).await;
                         match back {
@@ -329,15 +338,25 @@ impl Process {
                             buf = ReadBuf::block();
                         }
                         // A full pipe (1 MiB) drained at once would overrun a listener pump or
-                        // reader that lags; the group is dead, so waiting here holds nothing up
-                        // (a stalled reader only for a while).
-                        self.output.backpressure(false).await;
+                        // reader that lags; the group is dead, so waiting here holds nothing up.
+                        reader_stalled = self.backpressure_after_group(reader_stalled).await;
                     }
                     break;
                 }
             }
         }
         self.output.end_stream(stream);
+    }
+
+    /// The one lag rule once the group is gone: listeners are waited for as ever, a reader that
+    /// lags only until it has made no progress for a while, and, once found stalled (`stalled`),
+    /// not again: the pipe can hold several reads. Returns whether the reader is stalled.
+    async fn backpressure_after_group(&self, stalled: bool) -> bool {
+        if stalled {
+            self.output.backpressure(ReaderWait::Never).await;
+            return true;
+        }
+        self.output.backpressure(ReaderWait::ForAWhile).await
     }
 
     /// Offers the flooding pipe to the pump's side (see `loan`) and waits for it to come back;
