@@ -445,6 +445,22 @@ test.describe('a reader woken on its own thread', () => {
     pm.release(h.pid)
   })
 
+  test('an async iteration of a flood gets the takes as they are, never joined into larger Buffers', async () => {
+    // A join copies every byte once more: with several takes queued, read() concatenated them
+    // (half the chunks of such a flood were joins of 512 KiB).
+    const h = await pm.spawn('head -c 67108864 /dev/zero', { maxRetainedBytes: 0 })
+    let n = 0
+    let largest = 0
+    for await (const c of h.reader) {
+      n += c.length
+      largest = Math.max(largest, c.length)
+    }
+    assert.equal(n, 67108864)
+    assert.ok(largest <= 256 * 1024, `a chunk of ${largest} bytes`)
+    assert.equal((await h.wait()).exitCode, 0)
+    pm.release(h.pid)
+  })
+
   test('a reader paused for good does not keep a dead process unfinished, writer outside the group or not', async () => {
     // The child writes everything (into the pipe and the bounded log) and exits while the
     // reader takes nothing more; the pipe may be on the loop, stopped by the lag rule, or on
