@@ -240,7 +240,10 @@ export declare class ProcessHandle {
    * `child_process` stream), and a reader first used in the turn that receives the handle (right
    * after `await spawn(...)`) gets stdout from its first byte, however fast the child writes.
    * Created later, after output was already evicted from the bounded log, it errors with
-   * {@link ProcessOutputTruncatedError} rather than skip bytes silently.
+   * {@link ProcessOutputTruncatedError} rather than skip bytes silently. Chunks are Buffers of up
+   * to 256 KiB, one queued at a time (`highWaterMark: 0`). Once the process is dead, a reader that
+   * has taken nothing for 2 s no longer holds it unfinished: output the bounded log could not keep
+   * for it is lost, and its next read then fails with {@link ProcessOutputTruncatedError}.
    */
   readonly reader: Readable
   /** stdin as a Node Writable; `end()` closes stdin. */
