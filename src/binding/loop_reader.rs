@@ -20,14 +20,19 @@ use std::sync::{Arc, OnceLock};
 
 type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
 type CloseCb = unsafe extern "C" fn(*mut c_void);
+type HandleSizeFn = unsafe extern "C" fn(c_int) -> usize;
+type PollInitFn = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int) -> c_int;
+type PollStartFn = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
+type PollStopFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type CloseFn = unsafe extern "C" fn(*mut c_void, Option<CloseCb>);
 
 /// The few libuv functions used, from the host process.
 struct Uv {
-    handle_size: unsafe extern "C" fn(c_int) -> usize,
-    poll_init: unsafe extern "C" fn(*mut c_void, *mut c_void, c_int) -> c_int,
-    poll_start: unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int,
-    poll_stop: unsafe extern "C" fn(*mut c_void) -> c_int,
-    close: unsafe extern "C" fn(*mut c_void, Option<CloseCb>),
+    handle_size: HandleSizeFn,
+    poll_init: PollInitFn,
+    poll_start: PollStartFn,
+    poll_stop: PollStopFn,
+    close: CloseFn,
 }
 
 /// `UV_POLL` in `uv_handle_type`, and `UV_READABLE` in `uv_poll_event`: part of libuv's ABI.
@@ -57,11 +62,11 @@ fn uv() -> Option<&'static Uv> {
         // SAFETY: each symbol is libuv's function of that name, whose signature is the field's.
         unsafe {
             Some(Uv {
-                handle_size: std::mem::transmute::<*mut c_void, _>(sym(c"uv_handle_size")?),
-                poll_init: std::mem::transmute::<*mut c_void, _>(sym(c"uv_poll_init")?),
-                poll_start: std::mem::transmute::<*mut c_void, _>(sym(c"uv_poll_start")?),
-                poll_stop: std::mem::transmute::<*mut c_void, _>(sym(c"uv_poll_stop")?),
-                close: std::mem::transmute::<*mut c_void, _>(sym(c"uv_close")?),
+                handle_size: std::mem::transmute::<*mut c_void, HandleSizeFn>(sym(c"uv_handle_size")?),
+                poll_init: std::mem::transmute::<*mut c_void, PollInitFn>(sym(c"uv_poll_init")?),
+                poll_start: std::mem::transmute::<*mut c_void, PollStartFn>(sym(c"uv_poll_start")?),
+                poll_stop: std::mem::transmute::<*mut c_void, PollStopFn>(sym(c"uv_poll_stop")?),
+                close: std::mem::transmute::<*mut c_void, CloseFn>(sym(c"uv_close")?),
             })
         }
     })
@@ -273,7 +278,8 @@ pub(crate) fn release_all() {
     for poll in all {
         // SAFETY: listed, so alive; this is its loop's thread.
         unsafe {
-            (&(*poll).process).output.stop_lending();
+            let p = &*poll;
+            p.process.output.stop_lending();
             finish(poll, End::GiveBack);
         }
     }
