@@ -625,10 +625,14 @@ impl NativeProcess {
                 _ => None,
             })
             .collect();
-        let waits = read.next == after && !read.truncated && !finished;
-        self.hold_for_reader(env, waits)?;
-        // A pipe offered to the reader, or one it stopped reading while it lagged.
-        super::loop_reader::serve(env, &self.inner);
+        let took_nothing = read.next == after;
+        self.hold_for_reader(env, took_nothing && !read.truncated && !finished)?;
+        if took_nothing {
+            // A pipe offered to the reader. After a take that moved, the reader's `setReaderHold`
+            // serves, with its new position (which may also let a poll stopped by the lag rule
+            // read again).
+            super::loop_reader::serve(env, &self.inner);
+        }
         Ok(NativeStdoutTake {
             truncated: read.truncated,
             data: (!chunks.is_empty()).then_some(JsChunks(chunks)),
