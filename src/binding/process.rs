@@ -565,7 +565,7 @@ impl NativeProcess {
     pub fn pump_finish(&self) -> Vec<NativeChunk> {
         let chunks = chunks_to_js(self.inner.output.pump_drain(true).0);
         // A reader of the same process may still read the lent pipe here.
-        if !self.inner.output.borrowed() {
+        if !self.inner.output.can_lend() {
             super::loop_reader::release(&self.inner);
         }
         chunks
@@ -649,7 +649,7 @@ impl NativeProcess {
     pub fn set_reader_wake(&self, env: &Env, on_wake: Option<Function<(), ()>>) -> napi::Result<()> {
         let Some(f) = on_wake else {
             self.inner.output.set_reader_wake(None);
-            if !self.inner.output.borrowed() {
+            if !self.inner.output.can_lend() {
                 super::loop_reader::release(&self.inner);
             }
             return self.hold_for_reader(env, false);

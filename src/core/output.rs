@@ -344,12 +344,6 @@ impl Output {
         self.read_now(after, max_bytes)
     }
 
-    /// Whether a consumer that can borrow a pipe is installed (the pipes lent on its thread stay
-    /// there while one is).
-    pub fn borrowed(&self) -> bool {
-        lock(&self.consumers).borrows()
-    }
-
     /// Everything the pump has not taken yet, decoded; its position advances. With `finish`, the
     /// decoders are flushed and the pump removed (the output is complete).
     pub fn pump_drain(&self, finish: bool) -> (Vec<TextChunk>, bool) {
@@ -410,7 +404,7 @@ impl Output {
 
     // ---- lending a flooding pipe to the pump's thread (see `loan`) ----------------------------
 
-    /// The pump's side can take a flooding stream's pipe and read it itself.
+    /// The consumers' side can take a flooding stream's pipe and read it itself.
     pub fn allow_lending(&self) {
         lock(&self.consumers).lend = true;
     }
@@ -420,13 +414,14 @@ impl Output {
         lock(&self.consumers).lend = false;
     }
 
-    /// Whether a pump that borrows is installed (checked before a pipe is taken off the runtime).
-    pub(crate) fn can_lend(&self) -> bool {
+    /// Whether a consumer that borrows is installed: checked before a pipe is taken off the
+    /// runtime, and before the pipes lent on a consumer's thread are given back.
+    pub fn can_lend(&self) -> bool {
         lock(&self.consumers).borrows()
     }
 
-    /// Offers `stream`'s pipe to the pump's side, which learns of it from its next drain. The
-    /// pipe comes back when no pump that borrows is installed.
+    /// Offers `stream`'s pipe to the consumers' side, which learns of it when next woken. The
+    /// pipe comes back when no consumer that borrows is installed.
     pub(crate) fn offer(&self, stream: Stream, fd: OwnedFd) -> Result<Arc<Loan>, OwnedFd> {
         let loan = {
             let mut c = lock(&self.consumers);
