@@ -16,7 +16,7 @@ use crate::core::process::Process;
 use crate::core::readiness::{probe_once, Probe, ProbeResult};
 use crate::core::request::{self, Face};
 use crate::core::state::State;
-use crate::core::{cursor, group, supervisor};
+use crate::core::{cursor, group, launcher, supervisor};
 use napi::bindgen_prelude::{Buffer, Function, PromiseRaw, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
@@ -285,7 +285,7 @@ pub fn spawn_process<'env>(
         "terminal" => Face::Terminal,
         _ => Face::Argv,
     };
-    // Only the conversion happens on the JS thread; the request's rules are read on the runtime,
+    // Only the conversion happens on the JS thread; the request's rules are read off it,
     // with the spawn: a bad value still rejects the launch, with its typed error.
     let value = request_of(&request)?;
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
@@ -293,10 +293,7 @@ pub fn spawn_process<'env>(
     let pump = on_wake.map(wake_fn);
     let hold = hold_output.unwrap_or(false);
     let (pending, promise) = settle::pending(env)?;
-    // The launch's task goes on as the process's own (reading and supervising it): no task is
-    // spawned from a runtime thread per launch, and none of tokio's hand-offs between its
-    // threads that each such spawn costs.
-    napi::bindgen_prelude::spawn(async move {
+    let launch = move || {
         let launched = request::parse(face, &value).and_then(|launch| {
             let (inner, run) = supervisor::launch(launch.spec, id, owner as u64, pump, hold)?;
             if lend {
@@ -307,11 +304,35 @@ pub fn spawn_process<'env>(
         match launched {
             Ok((process, run)) => {
                 pending.settle(Ok(process));
-                run.await;
+                Some(run)
             }
-            Err(e) => pending.settle::<NativeProcess>(Err(e)),
+            Err(e) => {
+                pending.settle::<NativeProcess>(Err(e));
+                None
+            }
         }
-    });
+    };
+    match launcher::global().filter(|l| l.ready()) {
+        // The call only queues, and no runtime worker waits for the child's exec. In the
+        // runtime's context: the reads and the supervision are the runtime's tasks.
+        Some(l) => l.submit(Box::new(move || {
+            napi::bindgen_prelude::within_runtime_if_available(|| {
+                if let Some(run) = launch() {
+                    tokio::spawn(run);
+                }
+            })
+        })),
+        // On the runtime, whose workers are awake while other processes keep them busy. The
+        // launch's task goes on as the process's own: no task spawned from a runtime thread, and
+        // none of the hand-offs between its threads that each such spawn costs.
+        None => {
+            napi::bindgen_prelude::spawn(async move {
+                if let Some(run) = launch() {
+                    run.await;
+                }
+            });
+        }
+    }
     Ok(promise)
 }
 

@@ -7,6 +7,7 @@ pub mod cursor;
 pub mod decoder;
 pub mod error;
 pub mod group;
+pub mod launcher;
 pub mod liveness;
 pub mod loan;
 pub mod output;

@@ -45,8 +45,11 @@ pub(crate) fn insert(id: &str, member: Weak<dyn Member>) {
     }
 }
 
-pub(crate) fn remove(id: &str) {
-    table().lock().unwrap_or_else(|e| e.into_inner()).members.remove(id);
+/// Returns how many processes are still listed.
+pub(crate) fn remove(id: &str) -> usize {
+    let mut t = table().lock().unwrap_or_else(|e| e.into_inner());
+    t.members.remove(id);
+    t.members.len()
 }
 
 fn live(filter: impl Fn(&dyn Member) -> bool) -> Vec<Arc<dyn Member>> {

@@ -20,7 +20,7 @@ use crate::core::group::ProcessGroup;
 use crate::core::output_log::{now_ms, EventBody, Stream};
 use crate::core::process::Process;
 use crate::core::state::{RootExit, StopReason};
-use crate::core::{liveness, reaper, registry, spawn, watchdog};
+use crate::core::{launcher, liveness, reaper, registry, spawn, watchdog};
 use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -50,13 +50,13 @@ pub fn spawn_with_pump(
 }
 
 /// The rest of a launched process's life: reading its output and supervising it, to its end.
-/// One future, so one task per process: every task spawned from a runtime thread makes tokio
-/// wake the other thread to look for work, which cost a hand-off per task on the launch path.
+/// One future, so one task per process: every task spawned makes tokio wake a thread to look
+/// for work, which costs a hand-off per task on the launch path.
 pub type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Launches `spec` (see `spawn_with_pump`) and returns the process with the future that must
-/// run for it to be read and supervised: the caller drives it, on the runtime, after it has
-/// reported the launch (a launch request's own task can go on as the process's task).
+/// run for it to be read and supervised: the caller spawns it on the runtime after it has
+/// reported the launch. Needs the runtime's context (stdin's writer is a task of its own).
 pub fn launch(
     spec: SpawnSpec,
     id: String,
@@ -222,9 +222,12 @@ async fn supervise(
     }
     // Out of the live count before `done` is seen: a waiter settled by that update may look at
     // the count at once.
-    registry::remove(&p.id);
+    let others = registry::remove(&p.id);
     p.update(|s| {
         s.done = Some(outcome);
         s.ended_at_ms = Some(now_ms());
     });
+    // What waited for the end is settled: a program that launches one process after another is
+    // about to launch the next.
+    launcher::stand_by(others);
 }

@@ -1,0 +1,293 @@
+//! The launcher: one thread of ours that makes launches (request, clone, registration) when it
+//! is awake, so that such a launch call only queues, and no runtime worker is blocked while the
+//! child execs (`CLONE_VFORK` holds the cloning thread until then, and on a busy CPU the cloning
+//! thread gets its CPU back only once the child has run to its end).
+//!
+//! On a VM, waking a parked thread costs the waker tens of microseconds (an interrupt sent
+//! through the hypervisor), and the JS thread paid that on every launch it queued to a parked
+//! runtime worker. The launcher stays awake, spinning, for a short while after a process ends
+//! while fewer processes are live than there are CPUs: a program that launches one process
+//! after another launches the next one right after the last one ended, and that launch then
+//! only queues. The thread that saw the end pays for the wake, after it has settled what waits
+//! for the end. A launch that finds the launcher parked or busy goes to the runtime, as before:
+//! with many processes live its workers are awake, and they clone in parallel.
+//!
+//! The stand-by adapts, as an adaptive mutex's spin does: a stand-by that no launch used halves
+//! the window, down to none, and a launch that finds the launcher parked soon after an end
+//! widens it to the most. A program that launches nothing after its processes end soon stops
+//! paying for the spin.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+/// One launch, run on the launcher's thread. It must settle whatever waits for it itself: a job
+/// that panics is dropped (with what it owns) and the launcher goes on.
+pub type Job = Box<dyn FnOnce() + Send>;
+
+const PARKED: u8 = 0;
+/// Running launches.
+const BUSY: u8 = 1;
+/// Spinning, waiting for a launch.
+const SPINNING: u8 = 2;
+
+/// The longest stand-by: longer than a program takes, on a loaded VM, from seeing an end to its
+/// next launch call, and short enough that a stand-by no launch uses costs little.
+const MAX_WINDOW_US: u32 = 1_000;
+/// A window halved below this is none.
+const MIN_WINDOW_US: u32 = 25;
+
+pub struct Launcher {
+    jobs: Mutex<VecDeque<Job>>,
+    /// Read without the lock while spinning.
+    queued: AtomicUsize,
+    state: AtomicU8,
+    stand_by: AtomicBool,
+    window_us: AtomicU32,
+    /// When a stand-by was last asked for, in microseconds since `born`.
+    last_end_us: AtomicU64,
+    born: Instant,
+    thread: OnceLock<Thread>,
+}
+
+impl Launcher {
+    /// A launcher with its own thread. `None` when the thread cannot be created.
+    pub fn start(name: &str) -> Option<Arc<Launcher>> {
+        let l = Arc::new(Launcher {
+            jobs: Mutex::new(VecDeque::new()),
+            queued: AtomicUsize::new(0),
+            state: AtomicU8::new(BUSY),
+            stand_by: AtomicBool::new(false),
+            window_us: AtomicU32::new(MAX_WINDOW_US / 2),
+            last_end_us: AtomicU64::new(u64::MAX),
+            born: Instant::now(),
+            thread: OnceLock::new(),
+        });
+        let runs = l.clone();
+        let t = thread::Builder::new().name(name.into()).spawn(move || runs.run()).ok()?;
+        let _ = l.thread.set(t.thread().clone());
+        Some(l)
+    }
+
+    /// Whether a job queued now runs at once, without a wake: the launcher is spinning. (A
+    /// launcher busy with other launches would queue it behind them, while the runtime's
+    /// workers, in parallel, are then awake.) A launcher found parked soon after a stand-by was
+    /// asked for widens its stand-by: the last one was too short, or there was none.
+    pub fn ready(&self) -> bool {
+        match self.state.load(Ordering::SeqCst) {
+            SPINNING => return true,
+            BUSY => return false,
+            _ => {}
+        }
+        let since = self.micros().checked_sub(self.last_end_us.load(Ordering::Relaxed)).unwrap_or(u64::MAX);
+        if since < u64::from(MAX_WINDOW_US) {
+            self.window_us.store(MAX_WINDOW_US, Ordering::Relaxed);
+        }
+        false
+    }
+
+    /// Queues `job`, and wakes the launcher when it is parked (the caller pays for that wake).
+    pub fn submit(&self, job: Job) {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).push_back(job);
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        // The launcher looks at the queue after it says it parks: either it sees this job, or
+        // this sees it parked.
+        if self.state.load(Ordering::SeqCst) == PARKED {
+            self.unpark();
+        }
+    }
+
+    /// Asks the launcher to stay awake for a while: a process has just ended, and a launch may
+    /// follow. Wakes it when it is parked (the caller pays for that), unless the window has
+    /// shrunk to nothing.
+    pub fn stand_by(&self) {
+        self.last_end_us.store(self.micros(), Ordering::Relaxed);
+        if self.window_us.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        self.stand_by.store(true, Ordering::SeqCst);
+        if self.state.load(Ordering::SeqCst) == PARKED {
+            self.unpark();
+        }
+    }
+
+    /// The current stand-by window, in microseconds (0: no stand-by).
+    pub fn window_us(&self) -> u32 {
+        self.window_us.load(Ordering::Relaxed)
+    }
+
+    /// Whether the launcher is parked (tests and diagnostics).
+    pub fn parked(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == PARKED
+    }
+
+    fn micros(&self) -> u64 {
+        self.born.elapsed().as_micros() as u64
+    }
+
+    fn unpark(&self) {
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+    }
+
+    fn pop(&self) -> Option<Job> {
+        let job = self.jobs.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+        if job.is_some() {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+        job
+    }
+
+    fn run(&self) {
+        loop {
+            self.state.store(BUSY, Ordering::SeqCst);
+            while let Some(job) = self.pop() {
+                // A panic is the job's own: what it owned is dropped (a pending promise rejects),
+                // and the launches after it still run.
+                let _ = catch_unwind(AssertUnwindSafe(job));
+            }
+            if self.spin() {
+                continue;
+            }
+            self.state.store(PARKED, Ordering::SeqCst);
+            // Seen by `submit` and `stand_by` after this store, or queued before this look.
+            if self.queued.load(Ordering::SeqCst) > 0 || self.stand_by.load(Ordering::SeqCst) {
+                continue;
+            }
+            thread::park();
+        }
+    }
+
+    /// Spins while a stand-by lasts. True when a job came.
+    fn spin(&self) -> bool {
+        self.state.store(SPINNING, Ordering::SeqCst);
+        let mut until = None;
+        let mut standing_by = false;
+        loop {
+            if self.stand_by.swap(false, Ordering::SeqCst) {
+                let w = self.window_us.load(Ordering::Relaxed);
+                until = Some(Instant::now() + Duration::from_micros(u64::from(w)));
+                standing_by = w > 0;
+            }
+            if self.queued.load(Ordering::SeqCst) > 0 {
+                return true;
+            }
+            match until {
+                Some(t) if Instant::now() < t => {}
+                _ => break,
+            }
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+            // Leaves the CPU to any other thread that wants it (two vCPUs are common).
+            thread::yield_now();
+        }
+        if standing_by {
+            let w = self.window_us.load(Ordering::Relaxed) / 2;
+            self.window_us.store(if w < MIN_WINDOW_US { 0 } else { w }, Ordering::Relaxed);
+        }
+        false
+    }
+}
+
+static GLOBAL: OnceLock<Option<Arc<Launcher>>> = OnceLock::new();
+
+/// The process-wide launcher, started at its first use. `None` when its thread cannot be made:
+/// launches then run wherever the caller chooses.
+pub fn global() -> Option<&'static Arc<Launcher>> {
+    GLOBAL.get_or_init(|| Launcher::start("procvisor-launch")).as_ref()
+}
+
+/// A process has ended and `others` are still live: stand the process-wide launcher by, when
+/// something has launched through it and a CPU is likely idle. With as many live processes as
+/// CPUs, the spin would take CPU from them, and the runtime's workers, busy with them, take the
+/// launches without a wake.
+pub fn stand_by(others: usize) {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    let cpus = *CPUS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()));
+    if others >= cpus {
+        return;
+    }
+    if let Some(Some(l)) = GLOBAL.get() {
+        l.stand_by();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(10);
+        while !cond() {
+            assert!(Instant::now() < end, "timed out waiting for {what}");
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn jobs_run_in_order_on_the_launcher_thread_and_a_panic_stops_none() {
+        let l = Launcher::start("test-launch").expect("thread");
+        wait_for("the launcher to park", || l.parked());
+        let (tx, rx) = mpsc::channel();
+        for i in 0..5 {
+            let tx = tx.clone();
+            l.submit(Box::new(move || {
+                if i == 2 {
+                    panic!("a launch that panics");
+                }
+                tx.send((i, thread::current().name().map(str::to_string))).unwrap();
+            }));
+        }
+        let got: Vec<_> = (0..4).map(|_| rx.recv_timeout(Duration::from_secs(10)).expect("a job ran")).collect();
+        let order: Vec<_> = got.iter().map(|(i, _)| *i).collect();
+        assert_eq!(order, vec![0, 1, 3, 4]);
+        assert!(got.iter().all(|(_, name)| name.as_deref() == Some("test-launch")), "{got:?}");
+        // Parked again, it is woken by the next job.
+        wait_for("the launcher to park", || l.parked());
+        l.submit(Box::new(move || tx.send((9, None)).unwrap()));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).expect("woken").0, 9);
+    }
+
+    #[test]
+    fn a_stand_by_keeps_it_ready_for_a_launch_and_unused_ones_shrink_to_nothing() {
+        let l = Launcher::start("test-standby").expect("thread");
+        wait_for("the launcher to park", || l.parked());
+        assert!(!l.ready(), "a parked launcher with no end seen is not ready");
+        // Stood by, it spins, and a job queued then runs without a wake.
+        wait_for("a stand-by", || {
+            l.stand_by();
+            l.ready()
+        });
+        let (tx, rx) = mpsc::channel();
+        l.submit(Box::new(move || tx.send(()).unwrap()));
+        rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
+        // Stand-bys that no launch uses halve the window, down to none.
+        let mut widths = vec![l.window_us()];
+        while l.window_us() > 0 {
+            wait_for("the launcher to park", || l.parked());
+            let before = l.window_us();
+            l.stand_by();
+            wait_for("an unused stand-by to end", || l.window_us() < before);
+            widths.push(l.window_us());
+            assert!(widths.len() < 20, "{widths:?}");
+        }
+        assert!(widths.windows(2).all(|w| w[1] <= w[0] / 2 + 1), "{widths:?}");
+        // With none, a stand-by no longer wakes it...
+        l.stand_by();
+        thread::sleep(Duration::from_millis(20));
+        assert!(l.parked());
+        // ...and a launch that finds it parked right after an end (within the widest window)
+        // widens it again.
+        wait_for("a missed launch to widen the stand-by", || {
+            l.stand_by();
+            assert!(!l.ready());
+            l.window_us() == MAX_WINDOW_US
+        });
+    }
+}
