@@ -222,14 +222,18 @@ pub fn global() -> Option<&'static Arc<Launcher>> {
     GLOBAL.get_or_init(|| Launcher::start("procvisor-launch")).as_ref()
 }
 
-/// A process has ended and `others` are still live: stand the process-wide launcher by, when
-/// something has launched through it and a CPU is likely idle. With as many live processes as
-/// CPUs, the stand-by would take CPU from them, and the runtime's workers, busy with them, take the
-/// launches without a wake.
-pub fn stand_by(others: usize) {
+/// How many other live processes keep a stand-by from being useful: as many as there are CPUs.
+/// With that many live, the stand-by would take CPU from them, and the runtime's workers, busy
+/// with them, take the launches without a wake.
+pub fn busy_at() -> usize {
     static CPUS: OnceLock<usize> = OnceLock::new();
-    let cpus = *CPUS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()));
-    if others >= cpus {
+    *CPUS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A process has ended and `others` are still live (counted up to `busy_at()`): stands the
+/// process-wide launcher by, when something has launched through it and a CPU is likely idle.
+pub fn stand_by(others: usize) {
+    if others >= busy_at() {
         return;
     }
     if let Some(Some(l)) = GLOBAL.get() {

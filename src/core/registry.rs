@@ -45,11 +45,12 @@ pub(crate) fn insert(id: &str, member: Weak<dyn Member>) {
     }
 }
 
-/// Returns how many processes are still listed.
-pub(crate) fn remove(id: &str) -> usize {
+/// Returns how many live processes are still listed, counted up to `up_to`: an entry whose
+/// process is gone (its supervision dropped with a runtime that shut down) does not count.
+pub(crate) fn remove(id: &str, up_to: usize) -> usize {
     let mut t = table().lock().unwrap_or_else(|e| e.into_inner());
     t.members.remove(id);
-    t.members.len()
+    t.members.values().filter(|m| m.strong_count() > 0).take(up_to).count()
 }
 
 fn live(filter: impl Fn(&dyn Member) -> bool) -> Vec<Arc<dyn Member>> {

@@ -222,7 +222,7 @@ async fn supervise(
     }
     // Out of the live count before `done` is seen: a waiter settled by that update may look at
     // the count at once.
-    let others = registry::remove(&p.id);
+    let others = registry::remove(&p.id, launcher::busy_at());
     p.update(|s| {
         s.done = Some(outcome);
         s.ended_at_ms = Some(now_ms());

@@ -599,3 +599,31 @@ async fn a_reader_alone_borrows_a_flooding_pipe_and_loses_nothing() {
     assert!(text == expected, "reader bytes differ");
     assert_eq!(p.state().finished.unwrap().code, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_a_process_stands_the_launcher_by() {
+    let l = crate::core::launcher::global().expect("a launcher thread");
+    // Other tests' processes may be live at the same moment (then no stand-by is asked for), so
+    // try ends until the others are done; without the supervisor's stand-by the launcher would
+    // never be ready.
+    let mut seen = false;
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < give_up {
+        let p = start(sh("exit 0"));
+        within(Duration::from_secs(5), p.wait_done(None)).await;
+        let until = Instant::now() + Duration::from_millis(5);
+        while Instant::now() < until && !seen {
+            seen = l.ready();
+        }
+        if seen {
+            break;
+        }
+    }
+    assert!(
+        seen,
+        "no end stood the launcher by (window {} µs, parked {}, live {})",
+        l.window_us(),
+        l.parked(),
+        crate::core::registry::live_count()
+    );
+}
