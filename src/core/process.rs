@@ -12,6 +12,7 @@ use crate::core::group::ProcessGroup;
 use crate::core::output::{Output, ReadBuf, ReaderWait};
 use crate::core::output_log::{now_ms, LogRead, Stream};
 use crate::core::registry::Member;
+use crate::core::spawn::Launched;
 use crate::core::state::{RootExit, State, StopReason};
 use crate::core::stdin::Stdin;
 use crate::core::{loan, pipe, reaper};
@@ -64,16 +65,9 @@ impl std::fmt::Debug for Process {
 }
 
 impl Process {
-    pub(crate) fn new(
-        spec: &SpawnSpec,
-        id: String,
-        owner: u64,
-        pid: u32,
-        pidfd: Option<Arc<OwnedFd>>,
-        stdin: Option<OwnedFd>,
-        terminal: Option<OwnedFd>,
-        cgroup: Option<Cgroup>,
-    ) -> Self {
+    /// Takes the stdin and the terminal out of `root`; its pipes of output stay for the readers.
+    pub(crate) fn new(spec: &SpawnSpec, id: String, owner: u64, root: &mut Launched, cgroup: Option<Cgroup>) -> Self {
+        let (pid, pidfd, stdin, terminal) = (root.pid, root.pidfd.clone(), root.stdin.take(), root.terminal.take());
         Process {
             id,
             pid,

@@ -65,7 +65,7 @@ pub fn launch(
     hold: bool,
 ) -> CoreResult<(Arc<Process>, Run)> {
     let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
-    let launched = match spawn::launch(
+    let mut launched = match spawn::launch(
         &spec,
         spawn::Placement {
             cgroup_procs: cgroup.as_ref().map(Cgroup::procs),
@@ -83,16 +83,7 @@ pub fn launch(
     // A contained tree needs no entry of its own: the watchdog kills the parent cgroup, and with
     // it every tree, should Node die.
     let listed = cgroup.is_none().then(|| watchdog::register(launched.pid as i32));
-    let proc = Arc::new(Process::new(
-        &spec,
-        id,
-        owner,
-        launched.pid,
-        launched.pidfd.clone(),
-        launched.stdin,
-        launched.terminal,
-        cgroup,
-    ));
+    let proc = Arc::new(Process::new(&spec, id, owner, &mut launched, cgroup));
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
     if let Some(wake) = pump {
         proc.output.set_pump(wake, true);
