@@ -494,6 +494,29 @@ test.describe('a reader woken on its own thread', () => {
   })
 })
 
+test('launches one right after another (a launcher stands by for them) keep their output, exit codes and typed errors', async () => {
+  // Each end stands the launcher by, so most of these launches are made on its thread, the rest
+  // on the runtime: either way each must answer as its request says.
+  const missing = path.join(tmp, 'no-such-dir')
+  for (let i = 0; i < 40; i++) {
+    if (i % 4 === 3) {
+      await assert.rejects(pm.exec(['/bin/true'], { cwd: missing }), (e) => e.code === 'INVALID_PROCESS_CWD' && e instanceof procvisor.InvalidProcessCwdError)
+      await assert.rejects(pm.spawn('true', { cwd: missing }), (e) => e.code === 'INVALID_PROCESS_CWD')
+      continue
+    }
+    const p = await pm.exec(['/bin/sh', '-c', 'echo "$1"; exit "$2"', 'sh', `line ${i}`, String(i % 3)])
+    const out = await p.output({ encoding: 'utf8' })
+    assert.equal(out.stdout, `line ${i}\n`)
+    assert.equal(await p.exitCode, i % 3)
+    const h = await pm.spawn(`printf ${i}`)
+    assert.equal((await h.wait()).exitCode, 0)
+    assert.equal(h.stdout, String(i))
+    pm.release(h.pid)
+  }
+  await soak.settle()
+  assert.equal(liveProcessCount(), 0)
+})
+
 test('nothing of this file is left running', async () => {
   await pm.close()
   await soak.settle()
