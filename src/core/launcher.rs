@@ -231,7 +231,7 @@ pub fn busy_at() -> usize {
 }
 
 /// A process has ended and `others` are still live (counted up to `busy_at()`): stands the
-/// process-wide launcher by, when something has launched through it and a CPU is likely idle.
+/// process-wide launcher by, once a launch call has started it and while a CPU is likely idle.
 pub fn stand_by(others: usize) {
     if others >= busy_at() {
         return;
