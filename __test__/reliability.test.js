@@ -517,6 +517,37 @@ test('launches one right after another (a launcher stands by for them) keep thei
   assert.equal(liveProcessCount(), 0)
 })
 
+test('processes launched right after an end (supervised on the launcher\'s thread) keep their timeout, stdin, waits and kill; a burst goes to both', async () => {
+  // Each of these follows an awaited end, so it is launched by the launcher when it stands by,
+  // and read and supervised on that thread to its end: its timers, its stdin writer and its
+  // waits must work there as on the runtime.
+  const afterAnEnd = async () => assert.equal(await (await pm.exec(['/bin/true'])).exitCode, 0)
+  await afterAnEnd()
+  const slow = await pm.exec(['sleep', '30'], { timeout: 50 })
+  assert.deepEqual(await slow.waitForExit(), { code: 143, signal: 15, timedOut: true })
+  await afterAnEnd()
+  const cat = await pm.spawn('cat')
+  await cat.sendStdin('to and fro\n')
+  await cat.closeStdin()
+  assert.equal((await cat.wait()).exitCode, 0)
+  assert.equal(cat.stdout, 'to and fro\n')
+  pm.release(cat.pid)
+  await afterAnEnd()
+  const server = await pm.exec(['/bin/sh', '-c', 'echo ready; exec sleep 30'])
+  await server.waitForLog('ready', { timeout: 10_000 })
+  await server.kill(9)
+  assert.deepEqual(await server.waitForExit(), { code: 137, signal: 9, timedOut: false })
+  // A burst right after an end: one launch takes the standing-by launcher, the rest go to the
+  // runtime; all of them answer.
+  await afterAnEnd()
+  const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => pm.exec(['/bin/sh', '-c', 'echo "$1"', 'sh', `n${i}`])))
+  const outs = await Promise.all(burst.map((p) => p.output({ encoding: 'utf8' })))
+  assert.deepEqual(outs.map((o) => o.stdout), Array.from({ length: 16 }, (_, i) => `n${i}\n`))
+  assert.deepEqual(await Promise.all(burst.map((p) => p.exitCode)), Array(16).fill(0))
+  await soak.settle()
+  assert.equal(liveProcessCount(), 0)
+})
+
 test('nothing of this file is left running', async () => {
   await pm.close()
   await soak.settle()

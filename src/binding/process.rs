@@ -312,15 +312,13 @@ pub fn spawn_process<'env>(
             }
         }
     };
-    match launcher::global().filter(|l| l.ready()) {
-        // The call only queues, and no runtime worker waits for the child's exec. In the
-        // runtime's context: the reads and the supervision are the runtime's tasks.
+    match launcher::global().filter(|l| l.claim()) {
+        // The call only queues, and no runtime worker waits for the child's exec. The job runs
+        // in the launcher's own runtime, which reads and supervises the process to its end.
         Some(l) => l.submit(Box::new(move || {
-            napi::bindgen_prelude::within_runtime_if_available(|| {
-                if let Some(run) = launch() {
-                    tokio::spawn(run);
-                }
-            })
+            if let Some(run) = launch() {
+                tokio::spawn(run);
+            }
         })),
         // On the runtime, whose workers are awake while other processes keep them busy. The
         // launch's task goes on as the process's own: no task spawned from a runtime thread, and

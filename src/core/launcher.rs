@@ -13,6 +13,16 @@
 //! for the end. A launch that finds the launcher parked or busy goes to the runtime, as before:
 //! with many processes live its workers are awake, and they clone in parallel.
 //!
+//! The launcher also supervises what it launches. Its thread drives a runtime of its own (tokio's
+//! current-thread scheduler), and a process it launched is read and supervised there to its end.
+//! For a program that launches one process after another, one thread of ours is then on the
+//! cycle besides the JS thread: the child's exit wakes the launcher, which settles the end and is
+//! already awake for the next launch. Supervised by the multi-thread runtime, the same cycle woke
+//! a worker for the exit, that worker woke the other worker (the runtime's work stealing) and
+//! the launcher (for the stand-by), and the launch woke a worker again to start the process's
+//! task. A process stays on the thread that launched it: one that floods keeps the launcher busy,
+//! and launches then go to the runtime, as they do whenever it is busy.
+//!
 //! The stand-by adapts, as an adaptive mutex's spin does: a stand-by that no launch used halves
 //! the window, down to none, and a launch that finds the launcher parked soon after an end
 //! widens it to the most. A program that launches nothing after its processes end soon stops
@@ -22,11 +32,12 @@ use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::{Duration, Instant};
 
-/// One launch, run on the launcher's thread. It must settle whatever waits for it itself: a job
-/// that panics is dropped (with what it owns) and the launcher goes on.
+/// One launch, run on the launcher's thread, inside its runtime (a task it spawns runs on that
+/// thread). It must settle whatever waits for it itself: a job that panics is dropped (with what
+/// it owns) and the launcher goes on.
 pub type Job = Box<dyn FnOnce() + Send>;
 
 const PARKED: u8 = 0;
@@ -56,11 +67,13 @@ pub struct Launcher {
     /// When a stand-by was last asked for, in microseconds since `born`.
     last_end_us: AtomicU64,
     born: Instant,
-    thread: OnceLock<Thread>,
+    /// Wakes the launcher's runtime when it waits for work (a permit is kept if it is not yet
+    /// waiting, so no wake is lost).
+    wake: tokio::sync::Notify,
 }
 
 impl Launcher {
-    /// A launcher with its own thread. `None` when the thread cannot be created.
+    /// A launcher with its own thread and runtime. `None` when either cannot be created.
     pub fn start(name: &str) -> Option<Arc<Launcher>> {
         let l = Arc::new(Launcher {
             jobs: Mutex::new(VecDeque::new()),
@@ -70,23 +83,26 @@ impl Launcher {
             window_us: AtomicU32::new(MAX_WINDOW_US / 2),
             last_end_us: AtomicU64::new(u64::MAX),
             born: Instant::now(),
-            thread: OnceLock::new(),
+            wake: tokio::sync::Notify::new(),
         });
+        let rt = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().ok()?;
         let runs = l.clone();
-        let t = thread::Builder::new().name(name.into()).spawn(move || runs.run()).ok()?;
-        let _ = l.thread.set(t.thread().clone());
+        thread::Builder::new().name(name.into()).spawn(move || rt.block_on(runs.run())).ok()?;
         Some(l)
     }
 
-    /// Whether a job queued now runs at once, without a wake: the launcher is standing by. (A
-    /// launcher busy with other launches would queue it behind them, while the runtime's
-    /// workers, in parallel, are then awake.) A launcher found parked soon after a stand-by was
-    /// asked for widens its stand-by: the last one was too short, or there was none.
-    pub fn ready(&self) -> bool {
-        match self.state.load(Ordering::SeqCst) {
-            STANDING_BY => return true,
-            BUSY => return false,
-            _ => {}
+    /// Claims the launcher for one launch, which the caller then submits: true when it is
+    /// standing by, so that the job runs at once, without a wake. One launch per stand-by: the
+    /// next finds it busy and goes to the runtime, whose workers clone in parallel (when a
+    /// program starts many launches at once, queueing them all here would clone them one after
+    /// another, and supervise them all on this one thread). A launcher found parked soon after
+    /// a stand-by was asked for widens its stand-by: the last one was too short, or there was
+    /// none.
+    pub fn claim(&self) -> bool {
+        match self.state.compare_exchange(STANDING_BY, BUSY, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return true,
+            Err(BUSY) => return false,
+            Err(_) => {}
         }
         let since = self.micros().checked_sub(self.last_end_us.load(Ordering::Relaxed)).unwrap_or(u64::MAX);
         if since < u64::from(MAX_WINDOW_US) {
@@ -135,9 +151,7 @@ impl Launcher {
     }
 
     fn unpark(&self) {
-        if let Some(t) = self.thread.get() {
-            t.unpark();
-        }
+        self.wake.notify_one();
     }
 
     fn pop(&self) -> Option<Job> {
@@ -148,7 +162,7 @@ impl Launcher {
         job
     }
 
-    fn run(&self) {
+    async fn run(self: Arc<Self>) {
         // A nap of `NAP` would otherwise last up to 50 µs more (the default timer slack).
         #[cfg(target_os = "linux")]
         // SAFETY: sets this thread's own timer slack; no pointer involved.
@@ -162,7 +176,7 @@ impl Launcher {
                 // and the launches after it still run.
                 let _ = catch_unwind(AssertUnwindSafe(job));
             }
-            if self.stand_by_for_a_launch() {
+            if self.stand_by_for_a_launch().await {
                 continue;
             }
             self.state.store(PARKED, Ordering::SeqCst);
@@ -170,13 +184,13 @@ impl Launcher {
             if self.queued.load(Ordering::SeqCst) > 0 || self.stand_by.load(Ordering::SeqCst) {
                 continue;
             }
-            thread::park();
+            self.wake.notified().await;
         }
     }
 
     /// Waits, awake, while a stand-by lasts: spins for its first microseconds, then naps. True
     /// when a job came.
-    fn stand_by_for_a_launch(&self) -> bool {
+    async fn stand_by_for_a_launch(&self) -> bool {
         self.state.store(STANDING_BY, Ordering::SeqCst);
         let mut until = None;
         let mut spun_from = Instant::now();
@@ -205,6 +219,8 @@ impl Launcher {
             } else {
                 thread::sleep(NAP);
             }
+            // The processes this thread supervises are looked at between naps.
+            tokio::task::yield_now().await;
         }
         if standing_by {
             let w = self.window_us.load(Ordering::Relaxed) / 2;
@@ -282,12 +298,13 @@ mod tests {
     fn a_stand_by_keeps_it_ready_for_a_launch_and_unused_ones_shrink_to_nothing() {
         let l = Launcher::start("test-standby").expect("thread");
         wait_for("the launcher to park", || l.parked());
-        assert!(!l.ready(), "a parked launcher with no end seen is not ready");
+        assert!(!l.claim(), "a parked launcher with no end seen cannot be claimed");
         // Stood by, it is awake, and a job queued then runs without a wake.
         wait_for("a stand-by", || {
             l.stand_by();
-            l.ready()
+            l.claim()
         });
+        assert!(!l.claim(), "one launch per stand-by");
         let (tx, rx) = mpsc::channel();
         l.submit(Box::new(move || tx.send(()).unwrap()));
         rx.recv_timeout(Duration::from_secs(10)).expect("the job ran");
@@ -310,7 +327,7 @@ mod tests {
         // widens it again.
         wait_for("a missed launch to widen the stand-by", || {
             l.stand_by();
-            assert!(!l.ready());
+            assert!(!l.claim());
             l.window_us() == MAX_WINDOW_US
         });
     }

@@ -604,8 +604,8 @@ async fn a_reader_alone_borrows_a_flooding_pipe_and_loses_nothing() {
 async fn the_end_of_a_process_stands_the_launcher_by() {
     let l = crate::core::launcher::global().expect("a launcher thread");
     // Other tests' processes may be live at the same moment (then no stand-by is asked for), so
-    // try ends until the others are done; without the supervisor's stand-by the launcher would
-    // never be ready.
+    // try ends until the others are done; without the supervisor's stand-by the launcher could
+    // never be claimed.
     let mut seen = false;
     let give_up = Instant::now() + Duration::from_secs(60);
     while Instant::now() < give_up {
@@ -613,7 +613,7 @@ async fn the_end_of_a_process_stands_the_launcher_by() {
         within(Duration::from_secs(5), p.wait_done(None)).await;
         let until = Instant::now() + Duration::from_millis(5);
         while Instant::now() < until && !seen {
-            seen = l.ready();
+            seen = l.claim();
         }
         if seen {
             break;
