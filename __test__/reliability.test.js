@@ -495,9 +495,11 @@ test.describe('a reader woken on its own thread', () => {
 })
 
 test('launches one right after another (a launcher stands by for them) keep their output, exit codes and typed errors', async () => {
-  // Each end stands the launcher by, so most of these launches are made on its thread, the rest
-  // on the runtime: either way each must answer as its request says.
+  // Each end stands the launcher by, so most of these launches are made on its thread (and their
+  // processes supervised there), the rest on the runtime: either way each must answer as its
+  // request says.
   const missing = path.join(tmp, 'no-such-dir')
+  const before = binding.launcherLaunchCount()
   for (let i = 0; i < 40; i++) {
     if (i % 4 === 3) {
       await assert.rejects(pm.exec(['/bin/true'], { cwd: missing }), (e) => e.code === 'INVALID_PROCESS_CWD' && e instanceof procvisor.InvalidProcessCwdError)
@@ -513,34 +515,71 @@ test('launches one right after another (a launcher stands by for them) keep thei
     assert.equal(h.stdout, String(i))
     pm.release(h.pid)
   }
+  // About 55 of the 90 launches here, on this machine's debug build.
+  assert.ok(binding.launcherLaunchCount() > before, 'no launch was made by the launcher')
   await soak.settle()
   assert.equal(liveProcessCount(), 0)
 })
 
 test('processes launched right after an end (supervised on the launcher\'s thread) keep their timeout, stdin, waits and kill; a burst goes to both', async () => {
-  // Each of these follows an awaited end, so it is launched by the launcher when it stands by,
-  // and read and supervised on that thread to its end: its timers, its stdin writer and its
-  // waits must work there as on the runtime.
+  // A launch right after an awaited end is made by the launcher when it stands by, and the
+  // process is read and supervised on that thread to its end: its timers, its stdin writer and
+  // its waits must work there as on the runtime. The stand-by adapts to how soon launches follow
+  // ends, so each case is tried until the launcher made it (`launcherLaunchCount()`), and every
+  // try is checked in full.
   const afterAnEnd = async () => assert.equal(await (await pm.exec(['/bin/true'])).exitCode, 0)
+  const onTheLauncher = async (name, fn) => {
+    for (let tries = 0; tries < 50; tries++) {
+      await afterAnEnd()
+      const before = binding.launcherLaunchCount()
+      // `fn` tells, right after its launch, whether the launcher made it.
+      if (await fn(() => binding.launcherLaunchCount() > before)) return
+    }
+    assert.fail(`${name}: never launched by the launcher in 50 tries`)
+  }
+  await onTheLauncher('a timeout', async (launched) => {
+    const slow = await pm.exec(['sleep', '30'], { timeout: 50 })
+    const onIt = launched()
+    assert.deepEqual(await slow.waitForExit(), { code: 143, signal: 15, timedOut: true })
+    return onIt
+  })
+  await onTheLauncher('stdin', async (launched) => {
+    const cat = await pm.spawn('cat')
+    const onIt = launched()
+    await cat.sendStdin('to and fro\n')
+    await cat.closeStdin()
+    assert.equal((await cat.wait()).exitCode, 0)
+    assert.equal(cat.stdout, 'to and fro\n')
+    pm.release(cat.pid)
+    return onIt
+  })
+  await onTheLauncher('waitForLog and kill', async (launched) => {
+    const server = await pm.exec(['/bin/sh', '-c', 'echo ready; exec sleep 30'])
+    const onIt = launched()
+    await server.waitForLog('ready', { timeout: 10_000 })
+    await server.kill(9)
+    assert.deepEqual(await server.waitForExit(), { code: 137, signal: 9, timedOut: false })
+    return onIt
+  })
+  // A flood read on the launcher's thread does not hold back the launches that follow it: they
+  // go to the runtime while the launcher reads, and every byte of the flood is accounted for.
+  await onTheLauncher('a flood', async (launched) => {
+    const flood = await pm.spawn('head -c 200000000 /dev/zero', { maxRetainedBytes: 4096 })
+    const onIt = launched()
+    const finished = flood.wait()
+    for (let i = 0; i < 10; i++) await afterAnEnd()
+    const r = await finished
+    assert.equal(r.exitCode, 0)
+    assert.equal(r.stdout.length + r.stdoutDroppedBytes, 200_000_000)
+    pm.release(flood.pid)
+    return onIt
+  })
+  // A burst right after an end: a stand-by takes one launch, the rest go to the runtime; all of
+  // them answer.
   await afterAnEnd()
-  const slow = await pm.exec(['sleep', '30'], { timeout: 50 })
-  assert.deepEqual(await slow.waitForExit(), { code: 143, signal: 15, timedOut: true })
-  await afterAnEnd()
-  const cat = await pm.spawn('cat')
-  await cat.sendStdin('to and fro\n')
-  await cat.closeStdin()
-  assert.equal((await cat.wait()).exitCode, 0)
-  assert.equal(cat.stdout, 'to and fro\n')
-  pm.release(cat.pid)
-  await afterAnEnd()
-  const server = await pm.exec(['/bin/sh', '-c', 'echo ready; exec sleep 30'])
-  await server.waitForLog('ready', { timeout: 10_000 })
-  await server.kill(9)
-  assert.deepEqual(await server.waitForExit(), { code: 137, signal: 9, timedOut: false })
-  // A burst right after an end: one launch takes the standing-by launcher, the rest go to the
-  // runtime; all of them answer.
-  await afterAnEnd()
+  const before = binding.launcherLaunchCount()
   const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => pm.exec(['/bin/sh', '-c', 'echo "$1"', 'sh', `n${i}`])))
+  assert.ok(binding.launcherLaunchCount() - before <= 1, `${binding.launcherLaunchCount() - before} launches of the burst on the launcher`)
   const outs = await Promise.all(burst.map((p) => p.output({ encoding: 'utf8' })))
   assert.deepEqual(outs.map((o) => o.stdout), Array.from({ length: 16 }, (_, i) => `n${i}\n`))
   assert.deepEqual(await Promise.all(burst.map((p) => p.exitCode)), Array(16).fill(0))

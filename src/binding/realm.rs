@@ -66,6 +66,13 @@ pub fn loop_read_count() -> f64 {
     super::loop_reader::read_count() as f64
 }
 
+/// How many launches the launcher thread has made, in this OS process: a launch right after an
+/// end is made there when it stands by (a diagnostic, for tests and benchmarks).
+#[napi]
+pub fn launcher_launch_count() -> f64 {
+    crate::core::launcher::launches() as f64
+}
+
 /// Removes the emptied cgroups kept for later launches; `close()` calls it so that a closed
 /// manager leaves no cgroup behind.
 #[napi]

@@ -67,6 +67,8 @@ pub struct Launcher {
     /// When a stand-by was last asked for, in microseconds since `born`.
     last_end_us: AtomicU64,
     born: Instant,
+    /// Jobs run so far (a diagnostic).
+    ran: AtomicU64,
     /// Wakes the launcher's runtime when it waits for work (a permit is kept if it is not yet
     /// waiting, so no wake is lost).
     wake: tokio::sync::Notify,
@@ -83,6 +85,7 @@ impl Launcher {
             window_us: AtomicU32::new(MAX_WINDOW_US / 2),
             last_end_us: AtomicU64::new(u64::MAX),
             born: Instant::now(),
+            ran: AtomicU64::new(0),
             wake: tokio::sync::Notify::new(),
         });
         let rt = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().ok()?;
@@ -141,6 +144,11 @@ impl Launcher {
         self.window_us.load(Ordering::Relaxed)
     }
 
+    /// How many jobs it has run (tests and diagnostics).
+    pub fn jobs_run(&self) -> u64 {
+        self.ran.load(Ordering::Relaxed)
+    }
+
     /// Whether the launcher is parked (tests and diagnostics).
     pub fn parked(&self) -> bool {
         self.state.load(Ordering::SeqCst) == PARKED
@@ -175,6 +183,7 @@ impl Launcher {
                 // A panic is the job's own: what it owned is dropped (a pending promise rejects),
                 // and the launches after it still run.
                 let _ = catch_unwind(AssertUnwindSafe(job));
+                self.ran.fetch_add(1, Ordering::Relaxed);
             }
             if self.stand_by_for_a_launch().await {
                 continue;
@@ -238,6 +247,11 @@ pub fn global() -> Option<&'static Arc<Launcher>> {
     GLOBAL.get_or_init(|| Launcher::start("procvisor-launch")).as_ref()
 }
 
+/// How many launches the process-wide launcher has made (0 before its first use).
+pub fn launches() -> u64 {
+    GLOBAL.get().and_then(Option::as_ref).map_or(0, |l| l.jobs_run())
+}
+
 /// How many other live processes keep a stand-by from being useful: as many as there are CPUs.
 /// With that many live, the stand-by would take CPU from them, and the runtime's workers, busy
 /// with them, take the launches without a wake.
@@ -288,6 +302,16 @@ mod tests {
         let order: Vec<_> = got.iter().map(|(i, _)| *i).collect();
         assert_eq!(order, vec![0, 1, 3, 4]);
         assert!(got.iter().all(|(_, name)| name.as_deref() == Some("test-launch")), "{got:?}");
+        wait_for("the panicking job counted", || l.jobs_run() == 5);
+        // A task a job spawns (a process's reads and supervision) runs on the launcher's thread.
+        let task_tx = tx.clone();
+        l.submit(Box::new(move || {
+            tokio::spawn(async move {
+                tokio::task::yield_now().await;
+                task_tx.send((7, thread::current().name().map(str::to_string))).unwrap();
+            });
+        }));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).expect("the task ran"), (7, Some("test-launch".into())));
         // Parked again, it is woken by the next job.
         wait_for("the launcher to park", || l.parked());
         l.submit(Box::new(move || tx.send((9, None)).unwrap()));
