@@ -575,14 +575,18 @@ test('processes launched right after an end (supervised on the launcher\'s threa
     return onIt
   })
   // A burst right after an end: a stand-by takes one launch, the rest go to the runtime; all of
-  // them answer.
+  // them answer. The burst's processes wait for their stdin, so that none ends while the burst
+  // is launched: an end stands the launcher by again, and it would rightly take one more.
   await afterAnEnd()
   const before = binding.launcherLaunchCount()
-  const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => pm.exec(['/bin/sh', '-c', 'echo "$1"', 'sh', `n${i}`])))
-  assert.ok(binding.launcherLaunchCount() - before <= 1, `${binding.launcherLaunchCount() - before} launches of the burst on the launcher`)
-  const outs = await Promise.all(burst.map((p) => p.output({ encoding: 'utf8' })))
-  assert.deepEqual(outs.map((o) => o.stdout), Array.from({ length: 16 }, (_, i) => `n${i}\n`))
-  assert.deepEqual(await Promise.all(burst.map((p) => p.exitCode)), Array(16).fill(0))
+  const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => pm.spawn(`read x && echo "n${i} $x"`)))
+  const onIt = binding.launcherLaunchCount() - before
+  assert.ok(onIt <= 1, `${onIt} launches of the burst on the launcher`)
+  // Each ends once it has read its line.
+  await Promise.all(burst.map((h) => h.sendStdin('go\n')))
+  const ends = await Promise.all(burst.map((h) => h.wait()))
+  assert.deepEqual(ends.map((r) => [r.exitCode, r.stdout]), Array.from({ length: 16 }, (_, i) => [0, `n${i} go\n`]))
+  for (const h of burst) pm.release(h.pid)
   await soak.settle()
   assert.equal(liveProcessCount(), 0)
 })

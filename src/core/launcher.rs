@@ -200,6 +200,11 @@ impl Launcher {
     /// Waits, awake, while a stand-by lasts: spins for its first microseconds, then naps. True
     /// when a job came.
     async fn stand_by_for_a_launch(&self) -> bool {
+        // Without a stand-by asked for, it is never shown as standing by, even for an instant: a
+        // claim then would take a launch that was meant for the runtime.
+        if !self.stand_by.load(Ordering::SeqCst) {
+            return false;
+        }
         self.state.store(STANDING_BY, Ordering::SeqCst);
         let mut until = None;
         let mut spun_from = Instant::now();
