@@ -53,6 +53,11 @@ class ProcessManager {
      * `listed`: visible to getProcess/listProcesses. A record goes when neither holds it.
      */
     this._records = new Map()
+    /**
+     * @internal The Mastra surface's records by pid (a string), as Mastra keys its own: a launch
+     * whose pid the system reused from a process still tracked replaces it.
+     */
+    this._byPid = new Map()
     /** @internal Launches in flight, which close() waits for. */
     this._launching = new Set()
     this._closed = false
@@ -86,14 +91,21 @@ class ProcessManager {
 
   _track(core, mastra) {
     const record = { core, handle: undefined, view: undefined, terminal: undefined, mastra, listed: true, endedAt: undefined }
-    if (mastra) record.handle = new ProcessHandle(core)
     this._records.set(core.id, record)
+    if (mastra) {
+      record.handle = new ProcessHandle(core)
+      const pid = record.handle.pid
+      const earlier = this._byPid.get(pid)
+      if (earlier) this._forget(earlier, 'mastra')
+      this._byPid.set(pid, record)
+    }
     this._prune(false)
     return record
   }
 
   _forget(record, face) {
     record[face] = false
+    if (face === 'mastra' && this._byPid.get(record.handle.pid) === record) this._byPid.delete(record.handle.pid)
     if (!record.mastra && !record.listed) this._records.delete(record.core.id)
   }
 
@@ -115,9 +127,7 @@ class ProcessManager {
   }
 
   _mastraRecord(pid) {
-    const key = String(pid)
-    for (const r of this._records.values()) if (r.mastra && r.handle.pid === key) return r
-    return undefined
+    return this._byPid.get(String(pid))
   }
 
   // ---- Mastra surface ------------------------------------------------------------------------
@@ -148,7 +158,7 @@ class ProcessManager {
    * CPU time (`cpuTimeMs`) and memory peak where its cgroup measures them.
    */
   async list() {
-    return [...this._records.values()].filter((r) => r.mastra).map((r) => observe.addUsage(processInfo(r.handle), r.core.native))
+    return [...this._byPid.values()].map((r) => observe.addUsage(processInfo(r.handle), r.core.native))
   }
 
   /** The handle for `pid`; after the process exited, the first `get` returns it and forgets it. */
@@ -251,6 +261,7 @@ class ProcessManager {
     for (const n of natives) n.signal(9, true)
     await Promise.all(natives.map((n) => n.waitDone(10_000)))
     this._records.clear()
+    this._byPid.clear()
     binding.trimCgroups()
   }
 }
