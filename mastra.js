@@ -175,12 +175,11 @@ function defineMastraClasses(workspace) {
     /** @internal */
     _attach(core) {
       this._core = core
-      this._waitPromise = core.finish().then((st) => this._settle(st))
+      this._waitPromise = core.finish().then((exit) => this._settle(exit))
     }
 
     /** @internal Resolves after the last chunk reached the listeners. */
-    _settle(st) {
-      const exit = st.finishedExit
+    _settle(exit) {
       if (exit.timedOut) this.emitStderr(this._core.timeoutNote())
       this.exitCode = mastraExitCode(exit)
       return {
@@ -188,7 +187,7 @@ function defineMastraClasses(workspace) {
         exitCode: this.exitCode,
         stdout: this.stdout,
         stderr: this.stderr,
-        executionTimeMs: st.finishedAfterMs,
+        executionTimeMs: exit.afterMs,
         // Mastra reports a timeout as killed too (its timeout is a kill).
         killed: this.exitCode === 128 || exit.timedOut,
         timedOut: exit.timedOut,

@@ -166,12 +166,15 @@ class ProcessCore {
     this.pumping = false
   }
 
-  /** Resolves with the native state once finished, after the last output reached the listeners. */
+  /**
+   * Resolves with the Mastra end (`{ code, signal, timedOut, afterMs }`) once finished, after the
+   * last output reached the listeners.
+   */
   finish() {
     if (!this.finishing) {
-      this.finishing = this.native.waitFinished().then((st) => {
+      this.finishing = this.native.waitFinish().then((end) => {
         this.endPump()
-        return st
+        return end
       })
     }
     return this.finishing

@@ -103,9 +103,8 @@ class ProcessHandle extends ProcessView {
     }
   }
 
-  _resultOf(st) {
+  _resultOf(exit) {
     if (this._result) return { ...this._result }
-    const exit = st.finishedExit
     const exitCode = mastraExitCode(exit)
     const out = this._core.native.retained('stdout')
     const err = this._core.native.retained('stderr')
@@ -114,7 +113,7 @@ class ProcessHandle extends ProcessView {
       exitCode,
       stdout: out.text,
       stderr: exit.timedOut ? err.text + this._core.timeoutNote() : err.text,
-      executionTimeMs: st.finishedAfterMs,
+      executionTimeMs: exit.afterMs,
     }
     if (exit.timedOut) result.timedOut = true
     // Mastra reports a timeout as killed too (its timeout is a kill).

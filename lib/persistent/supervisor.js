@@ -83,12 +83,11 @@ function output(rec, stream, data) {
   for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'out', stream, data })
 }
 
-function settle(rec, st) {
-  const exit = st.finishedExit
+function settle(rec, exit) {
   // Mastra's note on a timeout is part of stderr, before the exit, for every subscriber alike.
   if (exit.timedOut) output(rec, 1, rec.core.timeoutNote())
   const exitCode = mastraExitCode(exit)
-  rec.result = { exitCode, success: exitCode === 0, executionTimeMs: st.finishedAfterMs }
+  rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
   if (exit.timedOut) rec.result.timedOut = true
   if (exitCode === 128 || exit.timedOut) rec.result.killed = true
   for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
@@ -136,7 +135,7 @@ const ops = {
     rec.view = new CoreProcessHandle(rec.core)
     rec.pid = String(rec.core.pid)
     records.set(rec.pid, rec)
-    rec.core.finish().then((st) => settle(rec, st))
+    rec.core.finish().then((exit) => settle(rec, exit))
     return attached(rec, client)
   },
 

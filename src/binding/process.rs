@@ -82,6 +82,33 @@ impl From<State> for NativeState {
     }
 }
 
+/// How a process finished (the Mastra end), flat: what a Mastra wait reports, without the rest
+/// of the state. Each property of a native object is a key made and stored on the JS thread, on
+/// the path from one process's exit to the next launch; `NativeState` has fifteen.
+#[napi(object, object_from_js = false)]
+pub struct NativeFinish {
+    /// Exit code of the root, or 128 + signal.
+    pub code: i32,
+    /// The signal that ended the root, if one did.
+    pub signal: Option<i32>,
+    /// The `timeout` expired before this end.
+    pub timed_out: bool,
+    /// Fractional milliseconds from spawn to the end.
+    pub after_ms: f64,
+}
+
+impl NativeFinish {
+    fn of(st: &State) -> Self {
+        let e = st.finished.as_ref();
+        Self {
+            code: e.map_or(-1, |e| e.code),
+            signal: e.and_then(|e| e.signal),
+            timed_out: e.is_some_and(|e| e.timed_out),
+            after_ms: st.finished_after_ms.unwrap_or(0.0),
+        }
+    }
+}
+
 /// Retained text of one stream (Mastra's `stdout` / `stderr`).
 #[napi(object)]
 pub struct NativeRetained {
@@ -507,6 +534,15 @@ impl NativeProcess {
         }
         let (p, limit) = (self.inner.clone(), limit(limit_ms));
         promise(env, async move { Ok(p.wait_finished(limit?).await) }, NativeState::from)
+    }
+
+    /// Resolves once the root exited and its output is drained (the Mastra end), with that end
+    /// alone: `waitFinished()` without its state object, for the Mastra waits.
+    #[napi(ts_return_type = "Promise<NativeFinish>")]
+    pub fn wait_finish<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeFinish>> {
+        let (pending, promise) = settle::pending(env)?;
+        self.inner.when(State::is_finished, Box::new(move |st| pending.settle(Ok(NativeFinish::of(&st)))));
+        Ok(promise)
     }
 
     /// Resolves when the whole group is gone and the terminal event is logged (the Processes API
