@@ -68,6 +68,7 @@ class ProcessCore {
     this.manager = meta.manager
     this._argv = undefined
     this._id = undefined
+    this._pid = undefined
     /** The producer is held at the start of stdout until the caller had its turn (see launch). */
     this.graceHold = false
     this.readerMade = false
@@ -101,8 +102,10 @@ class ProcessCore {
     return this.native.timeoutMs
   }
 
+  /** The root's pid; read once, as `id` (each read is a call across the boundary). */
   get pid() {
-    return this.native.pid
+    if (this._pid === undefined) this._pid = this.native.pid
+    return this._pid
   }
 
   /** Throws StaleProcessHandleError once the manager that launched it is closed. */
