@@ -263,7 +263,7 @@ export function markdown(res, { workloads }) {
     lines.push(spawnTables(res.spawn))
   }
   if (res.heap) {
-    lines.push('## 3. Spawn latency as the parent grows (Buffers allocated and touched, each size in a fresh Node)')
+    lines.push('## 3. Spawn latency as the parent grows (Buffers allocated and touched, each size in fresh Node processes: procvisor\'s faces in one, child_process in another, whose forks write-protect their parent\'s pages)')
     lines.push('')
     lines.push(heapTable(res.heap))
   }
