@@ -1,7 +1,11 @@
-// 3: spawn latency with a big parent. Run as `node heap-child.mjs <GiB> <n> [procvisor|child_process]`:
-// allocates <GiB> of Buffers (off the V8 heap, but in this process's address space, every page
-// touched), then spawns `/bin/true` n times per contender of the group, interleaved, and prints one
-// JSON line.
+// 3: spawn latency with a big parent. Forked by bench/sections/heap.mjs as
+// `heap-child.mjs <GiB> <procvisor|child_process>`: allocates <GiB> of Buffers (off the V8 heap,
+// but in this process's address space, every page touched), says it is ready, then answers
+//   { op: 'batch', k } → { lat: { name: [µs] }, sync: { name: [µs] } }: k launches of `/bin/true`
+//                        per contender of its group, interleaved
+//   { op: 'close' }    → {}, then exits
+// The section drives the processes of every size in turn, round after round, so that a burst of
+// stolen CPU on a shared machine falls on all sizes alike instead of on one size's whole run.
 // fork() copies the parent's page tables, so child_process.spawn slows down as the parent grows;
 // posix_spawn (CLONE_VM | CLONE_VFORK) does not. A fork also write-protects every page of the
 // parent, which then faults on its next write to each: in one process with child_process, a
@@ -11,15 +15,13 @@
 import cp from 'node:child_process'
 import { performance } from 'node:perf_hooks'
 import { CHILD_ENV, procvisor } from '../lib/setup.mjs'
-import { median, p99 } from '../lib/stats.mjs'
 
 const now = () => performance.now()
 const gib = Number(process.argv[2])
-const n = Number(process.argv[3])
 
 const { ProcessManager } = procvisor()
 const pm = new ProcessManager()
-const group = process.argv[4]
+const group = process.argv[3]
 
 const all = [
   {
@@ -57,7 +59,7 @@ const all = [
   },
 ]
 
-const contenders = group === undefined ? all : all.filter((c) => (group === 'procvisor') === c.name.startsWith('procvisor'))
+const contenders = all.filter((c) => (group === 'procvisor') === c.name.startsWith('procvisor'))
 for (const c of contenders) for (let i = 0; i < 5; i++) await c.run()
 
 const keep = []
@@ -72,29 +74,28 @@ while (left > 0) {
 }
 const allocSecs = (now() - tAlloc) / 1000
 
-const lat = new Map(contenders.map((c) => [c.name, []]))
-const sync = new Map(contenders.map((c) => [c.name, []]))
-for (let i = 0; i < n; i++) {
-  for (const c of contenders) {
-    const a = now()
-    const s = await c.run()
-    lat.get(c.name).push((now() - a) * 1000)
-    sync.get(c.name).push(s * 1000)
+process.on('message', async (m) => {
+  try {
+    if (m.op === 'close') {
+      await pm.close()
+      keep.length = 0
+      process.send({ id: m.id, result: {} }, () => process.exit(0))
+      return
+    }
+    if (m.op !== 'batch') throw new Error(`unknown op ${m.op}`)
+    const lat = Object.fromEntries(contenders.map((c) => [c.name, []]))
+    const sync = Object.fromEntries(contenders.map((c) => [c.name, []]))
+    for (let i = 0; i < m.k; i++) {
+      for (const c of contenders) {
+        const a = now()
+        const s = await c.run()
+        lat[c.name].push((now() - a) * 1000)
+        sync[c.name].push(s * 1000)
+      }
+    }
+    process.send({ id: m.id, result: { lat, sync } })
+  } catch (e) {
+    process.send({ id: m.id, error: String(e && e.message ? e.message : e).split('\n')[0] })
   }
-}
-await pm.close()
-const out = {
-  gib,
-  n,
-  allocSecs,
-  rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
-  results: contenders.map((c) => ({
-    name: c.name,
-    latP50: median(lat.get(c.name)),
-    latP99: p99(lat.get(c.name)),
-    syncP50: median(sync.get(c.name)),
-    syncP99: p99(sync.get(c.name)),
-  })),
-}
-process.stdout.write(JSON.stringify(out) + '\n')
-keep.length = 0
+})
+process.send({ ready: true, allocSecs, rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20), names: contenders.map((c) => c.name) })

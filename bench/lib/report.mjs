@@ -263,7 +263,7 @@ export function markdown(res, { workloads }) {
     lines.push(spawnTables(res.spawn))
   }
   if (res.heap) {
-    lines.push('## 3. Spawn latency as the parent grows (Buffers allocated and touched, each size in fresh Node processes: procvisor\'s faces in one, child_process in another, whose forks write-protect their parent\'s pages)')
+    lines.push('## 3. Spawn latency as the parent grows (Buffers allocated and touched; each size a Node process of its own, the sizes driven in turn over 10 rounds; procvisor\'s faces share their processes, child_process has its own, as its forks write-protect their parent\'s pages)')
     lines.push('')
     lines.push(heapTable(res.heap))
   }
