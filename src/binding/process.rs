@@ -521,23 +521,8 @@ impl NativeProcess {
         self.inner.state().into()
     }
 
-    /// Resolves when the root exited and its output is drained (the Mastra end), or after
-    /// `limitMs` with the state as it is then.
-    #[napi(ts_return_type = "Promise<NativeState>")]
-    pub fn wait_finished<'env>(
-        &self,
-        env: &'env Env,
-        limit_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, NativeState>> {
-        if limit_ms.is_none() {
-            return settle_when(env, &self.inner, State::is_finished);
-        }
-        let (p, limit) = (self.inner.clone(), limit(limit_ms));
-        promise(env, async move { Ok(p.wait_finished(limit?).await) }, NativeState::from)
-    }
-
     /// Resolves once the root exited and its output is drained (the Mastra end), with that end
-    /// alone: `waitFinished()` without its state object, for the Mastra waits.
+    /// alone (what the Mastra waits report), not the whole state.
     #[napi(ts_return_type = "Promise<NativeFinish>")]
     pub fn wait_finish<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeFinish>> {
         let (pending, promise) = settle::pending(env)?;
