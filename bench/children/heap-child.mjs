@@ -22,6 +22,7 @@ const gib = Number(process.argv[2])
 const { ProcessManager } = procvisor()
 const pm = new ProcessManager()
 const group = process.argv[3]
+if (group !== 'procvisor' && group !== 'child_process') throw new Error(`heap-child.mjs <GiB> <procvisor|child_process>: got ${group}`)
 
 const all = [
   {
