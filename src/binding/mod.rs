@@ -8,6 +8,7 @@ mod error;
 mod loop_reader;
 mod process;
 mod realm;
+mod runtime;
 mod settle;
 mod snapshot;
 mod value;
