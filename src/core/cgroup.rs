@@ -65,7 +65,7 @@ fn writable(dir: &Path) -> bool {
 }
 
 /// How many emptied cgroups are kept for the next launches: creating and removing a cgroup costs
-/// about 90 µs of kernel time, which a reused one does not pay. Each kept one holds four
+/// about 90 µs of kernel time, which a reused one does not pay. Each kept one holds three
 /// descriptors; 32 covers the 16 launches in flight measured by the benchmarks, twice over.
 const POOL: usize = 32;
 
@@ -87,8 +87,8 @@ pub fn trim_pool() {
 pub struct Cgroup {
     pub dir: PathBuf,
     /// Its `cgroup.procs`, which the child writes itself into where it cannot be born in the
-    /// cgroup.
-    procs: Arc<OwnedFd>,
+    /// cgroup: opened then, not before (a child's clone copies every descriptor we hold).
+    procs: OnceLock<OwnedFd>,
     /// The directory itself, for `clone3(CLONE_INTO_CGROUP)`.
     dirfd: Arc<OwnedFd>,
     /// Its `cgroup.events`, kept open: read again from offset 0 it is made anew, for a sixth of
@@ -116,14 +116,12 @@ impl Cgroup {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let dir = parent.join(format!("c{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
         std::fs::create_dir(&dir)?;
-        let opened = std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")).and_then(|procs| {
-            let open = |f: &str| std::fs::File::open(dir.join(f)).map(OwnedFd::from);
-            Ok((procs, std::fs::File::open(&dir)?, open("cgroup.events")?, open("cpu.stat").ok()))
-        });
+        let open = |f: &str| std::fs::File::open(dir.join(f)).map(OwnedFd::from);
+        let opened = std::fs::File::open(&dir).and_then(|d| Ok((d, open("cgroup.events")?, open("cpu.stat").ok())));
         match opened {
-            Ok((procs, d, events, cpu_stat)) => Ok(Cgroup {
+            Ok((d, events, cpu_stat)) => Ok(Cgroup {
                 dir,
-                procs: Arc::new(procs.into()),
+                procs: OnceLock::new(),
                 dirfd: Arc::new(d.into()),
                 events: Arc::new(events),
                 cpu_stat,
@@ -138,8 +136,13 @@ impl Cgroup {
         }
     }
 
-    pub fn procs(&self) -> &OwnedFd {
-        &self.procs
+    /// Its `cgroup.procs`, open for writing (opened at the first call).
+    pub fn procs(&self) -> io::Result<&OwnedFd> {
+        if let Some(fd) = self.procs.get() {
+            return Ok(fd);
+        }
+        let fd: OwnedFd = std::fs::OpenOptions::new().write(true).open(self.dir.join("cgroup.procs"))?.into();
+        Ok(self.procs.get_or_init(|| fd))
     }
 
     pub fn dir_fd(&self) -> &OwnedFd {
@@ -147,15 +150,16 @@ impl Cgroup {
     }
 
     /// Gives back the (empty) cgroup: kept for a later launch, or removed. Returns the tree's CPU
-    /// time and memory peak.
-    pub fn release(self) -> (Option<f64>, Option<f64>) {
+    /// time and memory peak. `seen_empty`: its emptiness was just read (nothing can join a
+    /// cgroup that no process is in, so it is not read again).
+    pub fn release(self, seen_empty: bool) -> (Option<f64>, Option<f64>) {
         let usage = self.cpu_stat.as_ref().and_then(usage_usec);
         let cpu = usage.map(|u| (u - self.cpu_base_usec) / 1000.0);
         let memory = if self.may_have_memory { memory_peak_bytes(&self.dir) } else { None };
         let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
         // A cgroup with memory accounting keeps its peak: it is not reused.
         let killed = self.killed.load(std::sync::atomic::Ordering::Acquire);
-        if memory.is_none() && !killed && pool.len() < POOL && !self.populated() {
+        if memory.is_none() && !killed && pool.len() < POOL && (seen_empty || !self.populated()) {
             pool.push(Cgroup { cpu_base_usec: usage.unwrap_or(0.0), may_have_memory: false, ..self });
         } else {
             drop(pool);

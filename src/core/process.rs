@@ -229,13 +229,13 @@ impl Process {
         self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Cgroup::events)
     }
 
-    /// Records the tree's CPU time and memory peak, and gives its (empty) cgroup back.
+    /// Records the tree's CPU time and memory peak, and gives its cgroup back, seen empty.
     pub(crate) fn release_cgroup(&self) {
         // The cgroup's lock is held until the figures are recorded, so that a reader never finds
         // neither the cgroup nor its final figures.
         let mut slot = self.cgroup.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(cg) = slot.take() {
-            *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(cg.release());
+            *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(cg.release(true));
         }
     }
 

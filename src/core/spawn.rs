@@ -14,6 +14,7 @@
 //! its controlling terminal and its stdin, stdout and stderr. The master is our end: read, it is
 //! the output; written, it is the keyboard.
 
+use crate::core::cgroup::Cgroup;
 use crate::core::command::{Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::error::{errno_name, CoreError, CoreResult};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -33,13 +34,12 @@ pub(crate) struct Launched {
     pub terminal: Option<OwnedFd>,
 }
 
-/// Where the child goes before it runs: the `cgroup.procs` of its own cgroup (Linux's; elsewhere
-/// there is none to go to).
+/// Where the child goes before it runs: its own cgroup (Linux's; elsewhere there is none to go
+/// to). It is born in it (`clone3(CLONE_INTO_CGROUP)` on the cgroup's directory); where the
+/// kernel cannot do that, it writes itself into the cgroup's `cgroup.procs` before it execs.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) struct Placement<'a> {
-    pub cgroup_procs: Option<&'a OwnedFd>,
-    /// The cgroup's directory, for `clone3(CLONE_INTO_CGROUP)`: the child is born in it.
-    pub cgroup_dir: Option<&'a OwnedFd>,
+    pub cgroup: Option<&'a Cgroup>,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -223,7 +223,7 @@ fn set_limit(resource: Resource, value: Option<u64>) {
 }
 
 #[cfg(target_os = "linux")]
-mod imp {
+pub(crate) mod imp {
     use super::{set_limits, Placement};
     use crate::core::command::{Limits, SpawnSpec};
     use std::cell::RefCell;
@@ -250,6 +250,20 @@ mod imp {
     }
 
     const STACK: usize = 128 * 1024;
+
+    #[cfg(test)]
+    thread_local! {
+        /// Makes this thread's launches join their cgroup as on a kernel without
+        /// `CLONE_INTO_CGROUP`: by writing to its `cgroup.procs`.
+        pub(crate) static REFUSE_CLONE_INTO_CGROUP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    fn born_in_cgroup_refused() -> bool {
+        #[cfg(test)]
+        return REFUSE_CLONE_INTO_CGROUP.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        false
+    }
 
     thread_local! {
         /// The child runs on this stack until it execs; the parent thread is suspended meanwhile
@@ -304,13 +318,13 @@ mod imp {
                 // Born in its cgroup where the kernel can (Linux 5.7, x86_64): joining it after
                 // the clone is a migration, which waits for an RCU grace period (10-20 ms)
                 // whenever this process has forked recently.
-                let mut pid = match placement.cgroup_dir {
-                    Some(dir) => clone3::spawn_into(dir.as_raw_fd(), base, top - base, &mut pidfd, &args),
+                let mut pid = match placement.cgroup.filter(|_| !born_in_cgroup_refused()) {
+                    Some(cg) => clone3::spawn_into(cg.dir_fd().as_raw_fd(), base, top - base, &mut pidfd, &args),
                     None => -libc::ENOSYS as libc::c_long,
                 };
                 if pid < 0
                     && -pid as libc::c_int != libc::ENOSYS
-                    && placement.cgroup_dir.is_some()
+                    && placement.cgroup.is_some()
                     && -pid as libc::c_int != libc::EINVAL
                     && -pid as libc::c_int != libc::E2BIG
                     && -pid as libc::c_int != libc::EOPNOTSUPP
@@ -321,7 +335,17 @@ mod imp {
                     return Err(e);
                 }
                 if pid < 0 {
-                    args.cgroup_procs = placement.cgroup_procs.map_or(-1, |f| f.as_raw_fd());
+                    if let Some(cg) = placement.cgroup {
+                        // Opened here, where it is needed: held by every cgroup, it was one more
+                        // descriptor that each child's clone copied and its exec closed.
+                        match cg.procs() {
+                            Ok(procs) => args.cgroup_procs = procs.as_raw_fd(),
+                            Err(e) => {
+                                libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                                return Err(e);
+                            }
+                        }
+                    }
                     pid = libc::clone(
                         child,
                         top as *mut c_void,

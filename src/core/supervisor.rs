@@ -65,17 +65,11 @@ pub fn launch(
     hold: bool,
 ) -> CoreResult<(Arc<Process>, Run)> {
     let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
-    let mut launched = match spawn::launch(
-        &spec,
-        spawn::Placement {
-            cgroup_procs: cgroup.as_ref().map(Cgroup::procs),
-            cgroup_dir: cgroup.as_ref().map(Cgroup::dir_fd),
-        },
-    ) {
+    let mut launched = match spawn::launch(&spec, spawn::Placement { cgroup: cgroup.as_ref() }) {
         Ok(l) => l,
         Err(e) => {
             if let Some(cg) = cgroup {
-                cg.release();
+                cg.release(false);
             }
             return Err(e);
         }
@@ -172,7 +166,13 @@ async fn supervise(
                 // end with their root, so look once now, before setting up any wait: the same
                 // first look each wait makes, without a turn of this loop per answer.
                 let tree = p.cgroup_dir.clone().zip(p.cgroup_events());
-                if !group.exists() && tree.as_ref().is_none_or(|(dir, events)| !cgroup::populated(dir, events)) {
+                // Every member of the group was born in the tree's cgroup: an empty cgroup
+                // answers for the group too.
+                let over = match &tree {
+                    Some((dir, events)) => !cgroup::populated(dir, events),
+                    None => !group.exists(),
+                };
+                if over {
                     p.tree_ended();
                 } else {
                     group_left = Some(Box::pin(liveness::wait_empty(group, p.cgroup_dir.clone())));
@@ -207,6 +207,7 @@ async fn supervise(
     }
     let outcome = p.state().outcome().unwrap_or_default();
     p.output.close(EventBody::Exited(outcome));
+    // The loop ends on a tree seen empty.
     p.release_cgroup();
     if let Some(entry) = listed {
         watchdog::unregister(entry);

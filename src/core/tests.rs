@@ -627,3 +627,24 @@ async fn the_end_of_a_process_stands_the_launcher_by() {
         crate::core::registry::live_count()
     );
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_cannot_be_born_in_its_cgroup_joins_it_before_it_runs() {
+    // This machine gives us cgroups (the JS suites' containment tests need them too); without
+    // them there is nothing to place.
+    crate::core::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
+    let mut spec = sh("cat /proc/self/cgroup");
+    spec.contain = true;
+    let refuse = &crate::core::spawn::imp::REFUSE_CLONE_INTO_CGROUP;
+    refuse.with(|r| r.set(true));
+    let p = start(spec);
+    refuse.with(|r| r.set(false));
+    let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+    assert_eq!(st.done.unwrap().code, 0);
+    let dir = p.cgroup_dir.clone().expect("a contained process has a cgroup");
+    let leaf = dir.file_name().unwrap().to_str().unwrap().to_string();
+    let text = p.retained_text(Stream::Stdout);
+    let line = text.lines().find(|l| l.starts_with("0::")).expect("a cgroup v2 line");
+    assert!(line.ends_with(&format!("/{leaf}")), "the child ran in {line}, not in {}", dir.display());
+}
