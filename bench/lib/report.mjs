@@ -33,7 +33,7 @@ function heapTable(heap) {
     const per = heap.map((h) => h.results.find((r) => r.name === name))
     return [name, ...per.flatMap((r) => [ms(r.latP50), us(r.syncP50)]), ratio(per.at(-1).latP50, per[0].latP50)]
   })
-  const sizes = heap.map((h) => `${h.gib} GiB: ${h.n} spawns each, RSS ${fmt(h.rssMiB, 0)} MiB`).join('; ')
+  const sizes = heap.map((h) => `${h.gib} GiB: ${h.nProcvisor ?? h.n} spawns per procvisor face, ${h.n} for child_process, RSS ${fmt(h.rssMiB, 0)} MiB`).join('; ')
   return `${sizes}\n\n${table(header, rows)}\n`
 }
 

@@ -48,9 +48,23 @@ function open(gib, group) {
   })
 }
 
+/**
+ * Launches per size for a group: child_process gets each size's own `n` (a launch from a 6 GiB
+ * parent costs it 0.1 s); procvisor gets the largest `n` at every size. A batch's first launch
+ * finds our threads parked (the IPC message, not a launch, came before it) and takes about 1.5
+ * times as long: with 3 launches per batch at 6 GiB against 15 at 0 GiB, the 6 GiB median
+ * carried five times the share of those (measured at 0 GiB alone: p50 0.72-0.73 ms in batches
+ * of 3, 0.67-0.69 ms in batches of 15). Equal batches leave the heap as the only difference.
+ */
+function launchesPerSize(name, sizes) {
+  const most = Math.max(...sizes.map((s) => s.n))
+  return sizes.map((s) => (name === 'procvisor' ? most : s.n))
+}
+
 /** One group at every size: { gib → { allocSecs, rssMiB, results } }. */
 async function group(name, sizes, rounds) {
   const children = []
+  const per = launchesPerSize(name, sizes)
   try {
     // One at a time: allocating several GiB at once on a small machine would only slow each other.
     for (const { gib } of sizes) children.push(await open(gib, name))
@@ -58,7 +72,7 @@ async function group(name, sizes, rounds) {
     const sync = children.map((c) => Object.fromEntries(c.names.map((n) => [n, []])))
     for (let r = 0; r < rounds; r++) {
       for (const i of rotate(children.map((_, i) => i), r)) {
-        const k = Math.ceil(sizes[i].n / rounds)
+        const k = Math.ceil(per[i] / rounds)
         const got = await children[i].call({ op: 'batch', k })
         for (const n of children[i].names) {
           lat[i][n].push(...got.lat[n])
@@ -80,9 +94,11 @@ async function group(name, sizes, rounds) {
 export async function heapSection({ sizes, rounds = 10, log }) {
   const pv = await group('procvisor', sizes, rounds)
   const cp = await group('child_process', sizes, rounds)
+  const pvN = launchesPerSize('procvisor', sizes)
   const out = sizes.map(({ gib, n }, i) => ({
     gib,
     n: Math.ceil(n / rounds) * rounds,
+    nProcvisor: Math.ceil(pvN[i] / rounds) * rounds,
     allocSecs: pv[i].allocSecs,
     rssMiB: Math.max(pv[i].rssMiB, cp[i].rssMiB),
     results: [...pv[i].results, ...cp[i].results],
