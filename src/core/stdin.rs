@@ -1,6 +1,10 @@
 //! The stdin of one process: writes and the EOF go through one channel to one writer task, so
 //! they reach the pipe in call order. Writes are refused once the root has exited (`shut`), and
 //! then the writer ends and our end of the pipe closes.
+//!
+//! The writer starts at the first write: most processes are never written to (every Mastra
+//! `spawn` has a stdin pipe), and a writer made at the launch cost each of them a task, a wake
+//! of a runtime worker to run it, and the pipe's registration with epoll and its removal.
 
 use crate::core::command::StdinMode;
 use crate::core::error::{CoreError, CoreResult};
@@ -16,42 +20,72 @@ enum Op {
     Close(oneshot::Sender<CoreResult<()>>),
 }
 
+/// Our end of the pipe: alone until the first write, then owned by the writer task.
+enum End {
+    /// Not written to yet. `terminal`: the fd is a terminal's master.
+    Idle {
+        fd: OwnedFd,
+        terminal: bool,
+    },
+    Writing(mpsc::UnboundedSender<Op>),
+    /// Closed, or shut at the exit (or none: an ignored stdin).
+    Shut,
+}
+
 pub struct Stdin {
     pid: u32,
     mode: StdinMode,
-    tx: Mutex<Option<mpsc::UnboundedSender<Op>>>,
+    end: Mutex<End>,
     closed: AtomicBool,
 }
 
 impl Stdin {
-    /// Starts the writer task for `fd` (none for an ignored stdin). Inside a tokio runtime.
-    /// With `terminal`, `fd` is a terminal's master: EOF is the terminal's EOF character, not a
-    /// close (closing our end would not reach the program, which reads the slave).
+    /// The stdin of a process, `fd` its pipe's end (none for an ignored stdin). With `terminal`,
+    /// `fd` is a terminal's master: EOF is the terminal's EOF character, not a close (closing our
+    /// end would not reach the program, which reads the slave).
     pub fn start(pid: u32, mode: StdinMode, fd: Option<OwnedFd>, terminal: bool) -> Self {
-        let tx = fd.map(|fd| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(writer(pid, fd, rx, terminal));
-            tx
-        });
-        Self { pid, mode, tx: Mutex::new(tx), closed: AtomicBool::new(false) }
+        let end = fd.map_or(End::Shut, |fd| End::Idle { fd, terminal });
+        Self { pid, mode, end: Mutex::new(end), closed: AtomicBool::new(false) }
     }
 
     /// Refuses writes from now on and lets the writer close the pipe. Held until the handle was
     /// dropped, the pipe cost one descriptor per exited process that a program kept a handle to.
     pub fn shut(&self) {
-        self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        *self.end.lock().unwrap_or_else(|e| e.into_inner()) = End::Shut;
     }
 
     /// `exited` is the root's exit code once it has exited.
-    fn sender(&self, exited: Option<i32>) -> CoreResult<mpsc::UnboundedSender<Op>> {
+    fn check(&self, exited: Option<i32>) -> CoreResult<()> {
         if self.mode == StdinMode::Ignore {
             return Err(CoreError::StdinIgnored(self.pid));
         }
-        if let Some(code) = exited {
-            return Err(CoreError::AlreadyExited { pid: self.pid, code });
+        match exited {
+            Some(code) => Err(CoreError::AlreadyExited { pid: self.pid, code }),
+            None => Ok(()),
         }
-        let guard = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        guard.clone().ok_or(CoreError::StdinClosed(self.pid))
+    }
+
+    /// The writer's channel, the writer started at the first call (on the calling runtime).
+    fn sender(&self, exited: Option<i32>) -> CoreResult<mpsc::UnboundedSender<Op>> {
+        self.check(exited)?;
+        let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+        match std::mem::replace(&mut *end, End::Shut) {
+            End::Writing(tx) => {
+                *end = End::Writing(tx.clone());
+                Ok(tx)
+            }
+            End::Idle { fd, terminal } => {
+                // Called from a future of ours, so on a runtime; without one the pipe is closed
+                // rather than the process left with a stdin nobody can write.
+                let rt = tokio::runtime::Handle::try_current()
+                    .map_err(|e| CoreError::StdinWrite { pid: self.pid, reason: e.to_string() })?;
+                let (tx, rx) = mpsc::unbounded_channel();
+                rt.spawn(writer(self.pid, fd, rx, terminal));
+                *end = End::Writing(tx.clone());
+                Ok(tx)
+            }
+            End::Shut => Err(CoreError::StdinClosed(self.pid)),
+        }
     }
 
     /// Writes `data`; resolves once written. Ordered with other writes and the close.
@@ -66,6 +100,16 @@ impl Stdin {
     pub async fn close(&self, exited: Option<i32>) -> CoreResult<()> {
         if self.closed.load(Ordering::Acquire) && self.mode == StdinMode::Pipe {
             return Ok(());
+        }
+        self.check(exited)?;
+        {
+            // Never written to: nothing is queued before the EOF, which for a pipe is its close.
+            let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+            if matches!(&*end, End::Idle { terminal: false, .. }) {
+                self.closed.store(true, Ordering::Release);
+                *end = End::Shut;
+                return Ok(());
+            }
         }
         let tx = self.sender(exited)?;
         self.closed.store(true, Ordering::Release);

@@ -133,6 +133,39 @@ async fn stdin_writes_are_ordered_and_close_sends_eof() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdin_never_written_to_closes_and_then_refuses_writes() {
+    // The writer starts at the first write: a close before any is the pipe's own close.
+    let mut spec = sh("cat; echo eof");
+    spec.stdin = StdinMode::Pipe;
+    let p = start(spec);
+    p.close_stdin().await.unwrap();
+    p.close_stdin().await.unwrap();
+    within(Duration::from_secs(5), p.wait_finished(None)).await;
+    assert_eq!(p.retained_text(Stream::Stdout), "eof\n");
+    let err = p.write_stdin(b"late".to_vec().into()).await.unwrap_err();
+    assert_eq!(err.code(), "PROCESS_ALREADY_EXITED");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdin_closed_while_running_refuses_the_next_write() {
+    let mut spec = sh("cat; sleep 5");
+    spec.stdin = StdinMode::Pipe;
+    let p = start(spec);
+    p.write_stdin(b"one\n".to_vec().into()).await.unwrap();
+    p.close_stdin().await.unwrap();
+    let err = p.write_stdin(b"two".to_vec().into()).await.unwrap_err();
+    assert_eq!(err.code(), "PROCESS_STDIN_CLOSED");
+    within(Duration::from_secs(5), async {
+        while p.retained_text(Stream::Stdout) != "one\n" {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    p.send(libc::SIGKILL);
+    within(Duration::from_secs(5), p.wait_finished(None)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ignored_stdin_sees_eof_and_refuses_writes() {
     let mut spec = sh("cat; echo eof");
     spec.stdin = StdinMode::Ignore;
