@@ -115,42 +115,43 @@ async fn detached_grandchild_holding_the_pipes_does_not_hang_wait() {
     let _ = std::process::Command::new("pkill").args(["-f", "^sleep 30$"]).status();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stdin_writes_are_ordered_and_close_sends_eof() {
-    let mut spec = sh("cat");
+/// `script` under `sh`, with a stdin pipe.
+fn with_stdin(script: &str) -> Arc<Process> {
+    let mut spec = sh(script);
     spec.stdin = StdinMode::Pipe;
-    let p = start(spec);
-    for i in 0..50 {
-        p.write_stdin(format!("{i},").into_bytes().into()).await.unwrap();
-    }
+    start(spec)
+}
+
+/// Closes `p`'s stdin twice (idempotent), waits for the end, checks its stdout, and that a
+/// write after the exit is refused as such.
+async fn close_and_expect(p: &Process, stdout: &str) {
     p.close_stdin().await.unwrap();
     p.close_stdin().await.unwrap();
     within(Duration::from_secs(5), p.wait_finished(None)).await;
-    let expected: String = (0..50).map(|i| format!("{i},")).collect();
-    assert_eq!(p.retained_text(Stream::Stdout), expected);
+    assert_eq!(p.retained_text(Stream::Stdout), stdout);
     let err = p.write_stdin(b"late".to_vec().into()).await.unwrap_err();
     assert_eq!(err.code(), "PROCESS_ALREADY_EXITED");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdin_writes_are_ordered_and_close_sends_eof() {
+    let p = with_stdin("cat");
+    for i in 0..50 {
+        p.write_stdin(format!("{i},").into_bytes().into()).await.unwrap();
+    }
+    let expected: String = (0..50).map(|i| format!("{i},")).collect();
+    close_and_expect(&p, &expected).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdin_never_written_to_closes_and_then_refuses_writes() {
     // The writer starts at the first write: a close before any is the pipe's own close.
-    let mut spec = sh("cat; echo eof");
-    spec.stdin = StdinMode::Pipe;
-    let p = start(spec);
-    p.close_stdin().await.unwrap();
-    p.close_stdin().await.unwrap();
-    within(Duration::from_secs(5), p.wait_finished(None)).await;
-    assert_eq!(p.retained_text(Stream::Stdout), "eof\n");
-    let err = p.write_stdin(b"late".to_vec().into()).await.unwrap_err();
-    assert_eq!(err.code(), "PROCESS_ALREADY_EXITED");
+    close_and_expect(&with_stdin("cat; echo eof"), "eof\n").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdin_closed_while_running_refuses_the_next_write() {
-    let mut spec = sh("cat; sleep 5");
-    spec.stdin = StdinMode::Pipe;
-    let p = start(spec);
+    let p = with_stdin("cat; sleep 5");
     p.write_stdin(b"one\n".to_vec().into()).await.unwrap();
     p.close_stdin().await.unwrap();
     let err = p.write_stdin(b"two".to_vec().into()).await.unwrap_err();
