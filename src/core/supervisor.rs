@@ -56,7 +56,7 @@ pub type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Launches `spec` (see `spawn_with_pump`) and returns the process with the future that must
 /// run for it to be read and supervised: the caller spawns it on the runtime after it has
-/// reported the launch. Needs the runtime's context (stdin's writer is a task of its own).
+/// reported the launch, on the runtime whose reactor is to watch the process's descriptors.
 pub fn launch(
     spec: SpawnSpec,
     id: String,
