@@ -59,6 +59,7 @@ mod linux {
     use std::collections::HashMap;
     use std::os::fd::OwnedFd;
     use std::sync::{Mutex, OnceLock};
+    use std::thread;
     use tokio::io::unix::AsyncFd;
     use tokio::sync::oneshot;
 
@@ -152,8 +153,20 @@ mod linux {
             s.pending.push((pgid, tx));
             !std::mem::replace(&mut s.running, true)
         };
-        if start {
-            tokio::task::spawn_blocking(run_scans);
+        // The scans run on a thread of their own, not on a runtime's blocking pool: a runtime
+        // shutting down (a JS environment going away, a test's runtime ending) drops a blocking
+        // task it has not started, and the scanner then stayed marked as running for good, so
+        // that every later wait for a group to empty waited for ever.
+        if start && thread::Builder::new().name("procvisor-scan".into()).spawn(run_scans).is_err() {
+            // No thread to scan with: the waiters fall back to polling their group.
+            let pending = {
+                let mut s = scanner().lock().unwrap_or_else(|e| e.into_inner());
+                s.running = false;
+                std::mem::take(&mut s.pending)
+            };
+            for (_, tx) in pending {
+                let _ = tx.send(None);
+            }
         }
         rx.await.ok().flatten()
     }
@@ -225,5 +238,36 @@ mod linux {
         let _ppid = fields.next();
         let pgrp = fields.next()?.parse().ok()?;
         Some((pgrp, state != "Z" && state != "X"))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::members;
+        use std::future::Future;
+        use std::os::unix::process::CommandExt;
+        use std::task::{Context, Waker};
+        use std::time::Duration;
+
+        #[test]
+        fn a_scan_asked_for_from_a_runtime_that_is_shut_down_stops_no_later_one() {
+            let mut sleep = std::process::Command::new("sleep").arg("10").process_group(0).spawn().expect("sleep");
+            let pgid = sleep.id() as i32;
+            // Asked for from a runtime that is shut down (its blocking pool runs nothing more).
+            let gone = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let handle = gone.handle().clone();
+            gone.shutdown_background();
+            {
+                let _entered = handle.enter();
+                let mut first = Box::pin(members(pgid));
+                let _ = first.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            }
+            // A later request, from another runtime, is answered.
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let found = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), members(pgid)).await });
+            let _ = sleep.kill();
+            let _ = sleep.wait();
+            let found = found.expect("the scan answered").expect("/proc was read");
+            assert_eq!(found.iter().map(|(pid, _)| *pid).collect::<Vec<_>>(), vec![pgid]);
+        }
     }
 }
