@@ -308,8 +308,11 @@ pub async fn wait_empty(dir: &Path, events: &OwnedFd) {
     }
 }
 
-/// One inotify descriptor for every `cgroup.events` watched, read by one task. cgroups are
-/// Linux's; elsewhere there is no watcher (and no cgroup to watch).
+/// One inotify descriptor for every `cgroup.events` watched, read by one thread of its own (not
+/// a task: a runtime can shut down, napi-rs's when the last JS environment that used it goes
+/// away, and a task of it stopped reading for good; every later wait for a tree to empty then
+/// saw its end only at its hourly look). cgroups are Linux's; elsewhere there is no watcher (and
+/// no cgroup to watch).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Watcher {
     fd: Arc<OwnedFd>,
@@ -334,16 +337,17 @@ impl Watcher {
 fn watcher() -> Option<&'static Watcher> {
     static W: OnceLock<Option<Watcher>> = OnceLock::new();
     W.get_or_init(|| {
+        // Blocking: its thread waits in `read`.
         // SAFETY: inotify_init1 returns a new descriptor or -1.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
         if fd < 0 {
             return None;
         }
         // SAFETY: a fresh descriptor we own.
         let fd = Arc::new(unsafe { OwnedFd::from_raw_fd(fd) });
         let w = Watcher { fd: fd.clone(), waiters: Mutex::new(HashMap::new()) };
-        let handle = tokio::runtime::Handle::try_current().ok()?;
-        handle.spawn(read_events(fd));
+        // Without its thread there is no watcher: the waits poll.
+        std::thread::Builder::new().name("procvisor-cgrp".into()).spawn(move || read_events(&fd)).ok()?;
         Some(w)
     })
     .as_ref()
@@ -370,35 +374,28 @@ impl Watcher {
 }
 
 #[cfg(target_os = "linux")]
-async fn read_events(fd: Arc<OwnedFd>) {
-    // SAFETY: `fd` (an Arc) stays open as long as it is registered.
-    let Ok(afd) =
-        (unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd.clone(), tokio::io::Interest::READABLE) })
-    else {
-        return;
-    };
+fn read_events(fd: &OwnedFd) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let Ok(mut guard) = afd.readable().await else { return };
-        loop {
-            // SAFETY: reads into our buffer.
-            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
+        // SAFETY: reads into our buffer, blocking until events come.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
             }
-            let mut at = 0usize;
-            let header = std::mem::size_of::<libc::inotify_event>();
-            while at + header <= n as usize {
-                // SAFETY: the kernel wrote whole events; read the header unaligned.
-                let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(buf.as_ptr().add(at).cast()) };
-                if let Some(w) = watcher() {
-                    if let Some(n) = w.waiters.lock().unwrap_or_else(|e| e.into_inner()).get(&ev.wd) {
-                        n.notify_waiters();
-                    }
-                }
-                at += header + ev.len as usize;
-            }
+            return;
         }
-        guard.clear_ready();
+        let mut at = 0usize;
+        let header = std::mem::size_of::<libc::inotify_event>();
+        while at + header <= n as usize {
+            // SAFETY: the kernel wrote whole events; read the header unaligned.
+            let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(buf.as_ptr().add(at).cast()) };
+            if let Some(w) = watcher() {
+                if let Some(n) = w.waiters.lock().unwrap_or_else(|e| e.into_inner()).get(&ev.wd) {
+                    n.notify_waiters();
+                }
+            }
+            at += header + ev.len as usize;
+        }
     }
 }

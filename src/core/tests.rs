@@ -682,3 +682,22 @@ async fn a_child_that_cannot_be_born_in_its_cgroup_joins_it_before_it_runs() {
     let line = text.lines().find(|l| l.starts_with("0::")).expect("a cgroup v2 line");
     assert!(line.ends_with(&format!("/{leaf}")), "the child ran in {line}, not in {}", dir.display());
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_tree_that_outlives_its_root_ends_after_the_runtime_that_first_watched_one_is_gone() {
+    // This machine gives us cgroups (see above).
+    crate::core::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
+    // The first runtime may be the one that starts watching cgroups; it is gone before the
+    // second waits for its tree.
+    for _ in 0..2 {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            let mut spec = sh("sleep 0.3 & exit 0");
+            spec.contain = true;
+            let p = start(spec);
+            let st = within(Duration::from_secs(5), p.wait_done(None)).await;
+            assert_eq!(st.done.unwrap().code, 0);
+        });
+    }
+}
