@@ -114,6 +114,24 @@ async function assertWorkersTerminateCleanly(node) {
   assert.ok(gone, `left behind: ${markedPids(marker)}`)
 }
 
+test('after the runtime of an ended worker, trees that outlive their roots are still seen to end (both containments)', { timeout: 60_000 }, async (t) => {
+  // The worker is the addon's first user: its end shuts napi-rs's runtime down, and the main
+  // thread's calls run on a new one. What watched cgroups and scanned groups must not have died
+  // with the first.
+  const out = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(__dirname, 'fixtures', 'runtime-restart.js')], { timeout: 50_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop())),
+    )
+  })
+  if (!('cgroup' in out.afterwards)) t.diagnostic('no cgroup on this machine: process groups only')
+  for (const phase of ['inWorker', 'afterwards']) {
+    assert.ok('process-group' in out[phase], JSON.stringify(out))
+    for (const [containment, ms] of Object.entries(out[phase])) {
+      assert.notEqual(ms, null, `${phase}, ${containment}: the tree was not over within 10 s (${JSON.stringify(out)})`)
+    }
+  }
+})
+
 test('terminating workers with calls in flight never crashes Node and leaves no process (this Node)', { timeout: 90_000 }, async () => {
   await assertWorkersTerminateCleanly(process.execPath)
 })
