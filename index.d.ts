@@ -239,7 +239,8 @@ export declare class ProcessHandle {
    * loses nothing: while it is not read, the child is held back (as with a paused
    * `child_process` stream), and a reader first used in the turn that receives the handle (right
    * after `await spawn(...)`) gets stdout from its first byte, however fast the child writes.
-   * Created later, after output was already evicted from the bounded log, it errors with
+   * That turn is the one in which `spawn()`'s own promise settles, which `Promise.all` over
+   * several spawns may delay by turns: make each reader in a `.then` on its own spawn. Created later, after output was already evicted from the bounded log, it errors with
    * {@link ProcessOutputTruncatedError} rather than skip bytes silently. Chunks are Buffers of up
    * to 256 KiB, one queued at a time (`highWaterMark: 0`). Once the process is dead, a reader that
    * has taken nothing for 2 s no longer holds it unfinished: output the bounded log could not keep

@@ -137,6 +137,25 @@ test.describe('soak, quick', () => {
     pm.release(h.pid)
   })
 
+  test('launches that settle together: a reader made as its handle arrives gets every byte, a handle without one holds nothing back', async () => {
+    // Eight launches in flight settle close together, several within one turn of the loop, and
+    // their holds at the first byte end together, at the next turn. Each handle is taken up in
+    // the reaction to its own launch: the even ones make a reader there, the odd ones never do.
+    const runs = Array.from({ length: 8 }, (_, i) =>
+      pm.spawn('head -c 20000000 /dev/zero', { maxRetainedBytes: 0, stdinMode: 'ignore' }).then(async (h) => {
+        let n = -1
+        if (i % 2 === 0) {
+          n = 0
+          for await (const c of h.reader) n += c.length
+        }
+        const r = await h.wait()
+        pm.release(h.pid)
+        return [n, r.exitCode]
+      }),
+    )
+    assert.deepEqual(await Promise.all(runs), Array.from({ length: 8 }, (_, i) => [i % 2 === 0 ? 20_000_000 : -1, 0]))
+  })
+
   test('a slow onStdout listener on a flood: the child is slowed down, every line arrives once, in order', async () => {
     const r = await soak.floodSlowListener(1_000_000)
     assert.equal(r.exit, 0)

@@ -72,11 +72,13 @@ class ProcessCore {
     /** The producer is held at the start of stdout until the caller had its turn (see launch). */
     this.graceHold = false
     this.readerMade = false
-    this.listeners = [new Set(), new Set()]
+    /** Listeners of stdout and stderr (two Sets), made by the first `addListeners`. */
+    this.listeners = undefined
     this.pumping = false
     this.ended = false
     this.finishing = undefined
-    this.stdinTail = Promise.resolve()
+    /** The last stdin operation queued (see `stdinQueue`); undefined before the first. */
+    this.stdinTail = undefined
   }
 
   /** The id in its manager; read once (the native getter makes a new string per read). */
@@ -129,6 +131,8 @@ class ProcessCore {
 
   /** Adds listeners; returns what was added, for `removeListeners`. */
   addListeners(pairs) {
+    if (pairs.length === 0) return pairs
+    if (!this.listeners) this.listeners = [new Set(), new Set()]
     for (const [i, fn] of pairs) this.listeners[i].add(fn)
     if (pairs.length > 0) this.ensurePump()
     return pairs
@@ -155,6 +159,7 @@ class ProcessCore {
   }
 
   emit(chunks) {
+    if (!this.listeners) return
     for (const c of chunks) {
       if (!c.text) continue
       for (const fn of [...this.listeners[c.stream]]) fn(c.text)
@@ -191,7 +196,7 @@ class ProcessCore {
    * closeStdin()`) could otherwise reach the pipe in any order, and the EOF overtake the writes.
    */
   stdinQueue(op) {
-    const run = this.stdinTail.then(op)
+    const run = this.stdinTail ? this.stdinTail.then(op) : Promise.resolve().then(op)
     this.stdinTail = run.then(
       () => {},
       () => {},
@@ -331,6 +336,24 @@ function endGraceHold(core) {
 }
 
 /**
+ * Cores launched since the last check phase, whose grace holds end at the next one: one
+ * Immediate for all the launches that settle within a turn (16 in flight settle many per turn),
+ * not one each.
+ */
+let graceHolds = []
+
+function endGraceHolds() {
+  const cores = graceHolds
+  graceHolds = []
+  for (const core of cores) endGraceHold(core)
+}
+
+function holdUntilNextTurn(core) {
+  core.graceHold = true
+  if (graceHolds.push(core) === 1) setImmediate(endGraceHolds)
+}
+
+/**
  * Releases the producer hold (and the wake-up) of a reader that was dropped without being ended
  * or destroyed.
  */
@@ -424,10 +447,7 @@ async function launch(face, request, meta, listeners = [], holdForReader = false
   const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
   const native = await binding.spawnProcess(face, wire(request), realm, wake, holdForReader)
   core = new ProcessCore(native, meta)
-  if (holdForReader) {
-    core.graceHold = true
-    setImmediate(endGraceHold, core)
-  }
+  if (holdForReader) holdUntilNextTurn(core)
   if (wake) {
     core.pumping = true
     core.addListeners(listeners)
