@@ -49,8 +49,12 @@ function drainDirty() {
   }
 }
 
+const NO_LISTENERS = Object.freeze([])
+
 /** Checks `onStdout` / `onStderr` of `o` (functions or absent) and returns them as [stream, fn]. */
 function listenersOf(o) {
+  // Most calls give neither listener: one shared empty answer, nothing allocated.
+  if (o === undefined || o === null || (o.onStdout === undefined && o.onStderr === undefined)) return NO_LISTENERS
   const out = []
   for (const [i, key] of [[0, 'onStdout'], [1, 'onStderr']]) {
     const fn = o && o[key]

@@ -27,6 +27,8 @@ class ProcessHandle extends ProcessView {
       throw errors.invalidOption('ProcessHandle is created by ProcessManager.spawn(), not by new')
     }
     this._core = core
+    /** The pid as Mastra types it, a string: made once, read at every lookup. */
+    this._pid = String(core.pid)
     this._result = undefined
     this._reader = undefined
     this._writer = undefined
@@ -36,7 +38,7 @@ class ProcessHandle extends ProcessView {
 
   /** The OS process id, as a string (Mastra's type). */
   get pid() {
-    return String(this._core.pid)
+    return this._pid
   }
 
   /** The id of this process in the Processes API (`getProcess(id)`, cursors). */
@@ -80,7 +82,9 @@ class ProcessHandle extends ProcessView {
    * Listeners given here receive output until this wait settles. An abort kills the process.
    */
   async wait(options) {
-    const o = options === undefined || options === null ? {} : options
+    // Without options (the usual call) there is nothing to add, watch or remove.
+    if (options === undefined || options === null) return this._resultOf(await this._core.finish())
+    const o = options
     if (typeof o !== 'object') throw errors.invalidOption(`wait options must be an object, got ${describe(o)}`)
     checkSignal(o.abortSignal, 'abortSignal')
     const added = this._core.addListeners(listenersOf(o))
@@ -106,25 +110,24 @@ class ProcessHandle extends ProcessView {
   _resultOf(exit) {
     if (this._result) return { ...this._result }
     const exitCode = mastraExitCode(exit)
-    const out = this._core.native.retained('stdout')
-    const err = this._core.native.retained('stderr')
+    const out = this._core.native.retainedOutput()
     const result = {
       success: exitCode === 0,
       exitCode,
-      stdout: out.text,
-      stderr: exit.timedOut ? err.text + this._core.timeoutNote() : err.text,
+      stdout: out.stdout,
+      stderr: exit.timedOut ? out.stderr + this._core.timeoutNote() : out.stderr,
       executionTimeMs: exit.afterMs,
     }
     if (exit.timedOut) result.timedOut = true
     // Mastra reports a timeout as killed too (its timeout is a kill).
     if (exitCode === 128 || exit.timedOut) result.killed = true
-    if (out.droppedBytes > 0) {
+    if (out.stdoutDroppedBytes > 0) {
       result.stdoutTruncated = true
-      result.stdoutDroppedBytes = out.droppedBytes
+      result.stdoutDroppedBytes = out.stdoutDroppedBytes
     }
-    if (err.droppedBytes > 0) {
+    if (out.stderrDroppedBytes > 0) {
       result.stderrTruncated = true
-      result.stderrDroppedBytes = err.droppedBytes
+      result.stderrDroppedBytes = out.stderrDroppedBytes
     }
     this._result = result
     return { ...result }

@@ -116,6 +116,15 @@ pub struct NativeRetained {
     pub dropped_bytes: f64,
 }
 
+/// The retained text of both streams, as a Mastra `wait()` reports it.
+#[napi(object, object_from_js = false)]
+pub struct NativeRetainedOutput {
+    pub stdout: String,
+    pub stdout_dropped_bytes: f64,
+    pub stderr: String,
+    pub stderr_dropped_bytes: f64,
+}
+
 /// Decoded output for the listeners: consecutive text of one stream, in pieces of at most 64 KiB.
 #[napi(object, object_from_js = false)]
 pub struct NativeChunk {
@@ -588,6 +597,20 @@ impl NativeProcess {
     pub fn retained(&self, env: &Env, stream: String) -> napi::Result<NativeRetained> {
         let s = stream_arg(env, &stream)?;
         Ok(NativeRetained { text: self.inner.retained_text(s), dropped_bytes: self.inner.retained_dropped(s) as f64 })
+    }
+
+    /// The retained text of stdout and stderr with the bytes dropped from each: one call where
+    /// a `wait()` result would otherwise make two.
+    #[napi]
+    pub fn retained_output(&self) -> NativeRetainedOutput {
+        use crate::core::output_log::Stream;
+        let p = &self.inner;
+        NativeRetainedOutput {
+            stdout: p.retained_text(Stream::Stdout),
+            stdout_dropped_bytes: p.retained_dropped(Stream::Stdout) as f64,
+            stderr: p.retained_text(Stream::Stderr),
+            stderr_dropped_bytes: p.retained_dropped(Stream::Stderr) as f64,
+        }
     }
 
     /// Everything the listener pump has not taken yet, decoded.
