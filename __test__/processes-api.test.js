@@ -478,3 +478,13 @@ test.describe('registry, errors and stale handles', () => {
     await m.close()
   })
 })
+
+// Settlements that arrive together are run by one callback of the JS thread, at most 1,024 at a
+// time: the rest wait for the next turn of the loop. Thousands settled at once all arrive.
+test('3,000 waits on one process settle together: every one resolves with the exit', async () => {
+  const p = await pm.exec(['/bin/sh', '-c', 'sleep 0.3; exit 5'])
+  const exits = await Promise.all(Array.from({ length: 3000 }, () => p.waitForExit()))
+  assert.equal(exits.length, 3000)
+  for (const e of exits) assert.deepEqual(e, { code: 5, timedOut: false })
+  assert.equal(await p.exitCode, 5)
+})

@@ -12,7 +12,7 @@ if (process.platform === 'win32') {
 const binding = loadBinding()
 const { fromNative } = require('./errors')
 
-const realm = binding.registerRealm(fromNative, () => {})
+const realm = binding.registerRealm(fromNative)
 process.on('exit', () => {
   binding.killRealm(realm)
 })

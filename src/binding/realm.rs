@@ -23,20 +23,15 @@ pub(crate) struct Realm {
 }
 
 /// Registers the calling JS environment and returns its realm id. `errorFactory` builds the
-/// typed JS error for a failed native call from its code and message; `settled` is a function
-/// that does nothing, called after each promise the addon settles. Starts the watchdog process
-/// that kills our processes should Node die without running any hook (SIGKILL).
+/// typed JS error for a failed native call from its code and message. Starts the watchdog
+/// process that kills our processes should Node die without running any hook (SIGKILL).
 #[napi(
-    ts_args_type = "errorFactory: (code: string, message: string, osCode: string | null, errno: number | null) => Error, settled: () => void"
+    ts_args_type = "errorFactory: (code: string, message: string, osCode: string | null, errno: number | null) => Error"
 )]
-pub fn register_realm(
-    env: Env,
-    error_factory: Function<ErrorArgs, Unknown<'static>>,
-    settled: Function<(), ()>,
-) -> napi::Result<u32> {
+pub fn register_realm(env: Env, error_factory: Function<ErrorArgs, Unknown<'static>>) -> napi::Result<u32> {
     let id = NEXT_REALM.fetch_add(1, Ordering::Relaxed);
     watchdog::start();
-    let realm = Realm { error_factory: error_factory.create_ref()?, settler: Settler::new(settled)?, pending: 0 };
+    let realm = Realm { error_factory: error_factory.create_ref()?, settler: Settler::new(&env)?, pending: 0 };
     env.set_instance_data(realm, (), |_| {})?;
     env.add_env_cleanup_hook(id, |id| {
         registry::retire_owned(id as u64);
