@@ -603,7 +603,6 @@ impl NativeProcess {
     /// a `wait()` result would otherwise make two.
     #[napi]
     pub fn retained_output(&self) -> NativeRetainedOutput {
-        use crate::core::output_log::Stream;
         let p = &self.inner;
         NativeRetainedOutput {
             stdout: p.retained_text(Stream::Stdout),
