@@ -446,18 +446,28 @@ function faithful(v, depth) {
  * byte. Without the hold a fast child (1 GB/s) overran the bounded log in the moment between the
  * launch and the caller's `handle.reader`, and that reader failed as truncated.
  */
-async function launch(face, request, meta, listeners = [], holdForReader = false) {
+function launch(face, request, meta, listeners = [], holdForReader = false) {
   let core
   const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
-  const native = await binding.spawnProcess(face, wire(request), realm, wake, holdForReader)
-  core = new ProcessCore(native, meta)
-  if (holdForReader) holdUntilNextTurn(core)
-  if (wake) {
-    core.pumping = true
-    core.addListeners(listeners)
-    scheduleDrain(core)
+  let launched
+  try {
+    launched = binding.spawnProcess(face, wire(request), realm, wake, holdForReader)
+  } catch (e) {
+    // A request the conversion refuses rejects, as every other launch error does.
+    return Promise.reject(e)
   }
-  return core
+  // One reaction, not an `async` function: each `await` on the launch's path is a promise and
+  // a microtask of the JS thread's, between the child's exec and the caller's continuation.
+  return launched.then((native) => {
+    core = new ProcessCore(native, meta)
+    if (holdForReader) holdUntilNextTurn(core)
+    if (wake) {
+      core.pumping = true
+      core.addListeners(listeners)
+      scheduleDrain(core)
+    }
+    return core
+  })
 }
 
 module.exports = { ProcessCore, launch, listenersOf, mastraExitCode }
