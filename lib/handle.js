@@ -81,9 +81,14 @@ class ProcessHandle extends ProcessView {
    * Waits for the process to exit and its output to drain; the same result every call.
    * Listeners given here receive output until this wait settles. An abort kills the process.
    */
-  async wait(options) {
-    // Without options (the usual call) there is nothing to add, watch or remove.
-    if (options === undefined || options === null) return this._resultOf(await this._core.finish())
+  wait(options) {
+    // Without options (the usual call) there is nothing to add, watch or remove: one reaction to
+    // the native end, no `async` function around it.
+    if (options === undefined || options === null) return this._core.finish().then((exit) => this._resultOf(exit))
+    return this._waitWith(options)
+  }
+
+  async _waitWith(options) {
     const o = options
     if (typeof o !== 'object') throw errors.invalidOption(`wait options must be an object, got ${describe(o)}`)
     checkSignal(o.abortSignal, 'abortSignal')

@@ -148,21 +148,29 @@ class ProcessManager {
    * Runs `command` with `/bin/sh -c` in a new process group. Resolves with the handle once the
    * process is started (before any output callback fires).
    */
-  async spawn(command, options) {
-    this._assertOpen()
+  spawn(command, options) {
     const o = options || {}
-    // Checked before anything runs: a bad value found after the spawn would leave the process behind.
-    const listeners = listenersOf(o)
-    checkSignal(o.abortSignal, 'abortSignal')
-    const { handle } = await this._start('shell', request(command, options, [this.env], this.workingDirectory, this.containment), listeners, true)
-    if (o.abortSignal) {
-      const signal = o.abortSignal
-      if (signal.aborted) handle.kill()
-      // No cleanup wait here: a pending native wait would keep Node alive for the process's
-      // whole life. A late abort finds the process exited and kill() returns false.
-      else signal.addEventListener('abort', () => handle.kill(), { once: true })
+    let listeners
+    try {
+      this._assertOpen()
+      // Checked before anything runs: a bad value found after the spawn would leave the process
+      // behind. A bad value rejects, as from an `async` function.
+      listeners = listenersOf(o)
+      checkSignal(o.abortSignal, 'abortSignal')
+    } catch (e) {
+      return Promise.reject(e)
     }
-    return handle
+    // A chain rather than an `async` function, as `exec`.
+    return this._start('shell', request(command, options, [this.env], this.workingDirectory, this.containment), listeners, true).then(({ handle }) => {
+      if (o.abortSignal) {
+        const signal = o.abortSignal
+        if (signal.aborted) handle.kill()
+        // No cleanup wait here: a pending native wait would keep Node alive for the process's
+        // whole life. A late abort finds the process exited and kill() returns false.
+        else signal.addEventListener('abort', () => handle.kill(), { once: true })
+      }
+      return handle
+    })
   }
 
   /**
