@@ -2,10 +2,11 @@
 //! the limit (`bench/limit`), rounds interleaved. It splits a spawn's distance from the limit into
 //! the core's part (this probe ÷ the limit) and the JS side's (the bench ÷ this probe).
 //!
-//!   cargo run --release --no-default-features --example core-spawn -- [inflight=1] [n=2000] [rounds=4] [fds=0]
+//!   cargo run --release --no-default-features --example core-spawn -- [inflight=1] [n=2000] [rounds=4] [fds=0] [containment=cgroup]
 //!
 //! `fds`: descriptors held beside the core's own, as a Node process holds its own (about 30), so
-//! that the children inherit as many as they do under Node.
+//! that the children inherit as many as they do under Node. `containment`: `cgroup` (a cgroup per
+//! tree, as the bench's `exec`) or `process-group`.
 //!
 //! Each launch is `exec(['/bin/true'])` as the Processes API sends it (the same request, parsed
 //! by the same rules), placed as the binding places it (the launcher when it stands by, else
@@ -29,7 +30,7 @@ enum Event {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();
+    let args: Vec<usize> = std::env::args().skip(1).take(4).map(|a| a.parse().expect("a number")).collect();
     let inflight = args.first().copied().unwrap_or(1).max(1);
     let n = args.get(1).copied().unwrap_or(2000);
     let rounds = args.get(2).copied().unwrap_or(4);
@@ -42,9 +43,10 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let containment = std::env::args().nth(5).unwrap_or_else(|| "cgroup".into());
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
     let json = format!(
-        "{{\"command\":[\"/bin/true\"],\"env\":[{{\"PATH\":{path:?}}}],\"cwd\":{:?},\"containment\":\"cgroup\"}}",
+        "{{\"command\":[\"/bin/true\"],\"env\":[{{\"PATH\":{path:?}}}],\"cwd\":{:?},\"containment\":{containment:?}}}",
         std::env::temp_dir().display().to_string()
     );
     let req = Value::from_json(&json).expect("the request is JSON");
@@ -115,7 +117,7 @@ fn main() {
     }
     ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
-        "{inflight} in flight, {} descriptors held: core ÷ limit median {:.2} (min {:.2}, max {:.2})",
+        "{inflight} in flight, {} descriptors held, {containment}: core ÷ limit median {:.2} (min {:.2}, max {:.2})",
         held.len(),
         ratios[ratios.len() / 2],
         ratios[0],
