@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { ProcessManager, InvalidProcessOptionError } = require('..')
-const { alive, eventually, markedPids, readablePackageCopy } = require('./helpers')
+const { alive, eventually, markedPids, nativeCpuMsSince, nativeThreads, readablePackageCopy } = require('./helpers')
 const { ESCAPEES } = require('./containment-cases')
 
 
@@ -44,32 +44,6 @@ function cgroupsOf(pid) {
   const base = cgroupBase()
   if (!base) return []
   return fs.readdirSync(base).filter((d) => d.startsWith(`procvisor-${pid}-`))
-}
-
-/**
- * CPU time, in ns, of each thread that runs procvisor's supervisors (its runtime's, named
- * `tokio-*`), from their schedstat. The whole process's `cpuUsage()` would also count V8's
- * garbage collection of the launches' garbage, which runs seconds later at a time of its own and
- * is no cost of the idle trees; nothing of procvisor runs on the JS thread while no process
- * writes output or changes state.
- */
-function runtimeThreads() {
-  const ns = new Map()
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      if (!fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').startsWith('tokio')) continue
-      ns.set(tid, Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]))
-    } catch {}
-  }
-  assert.ok(ns.size > 0, "procvisor's runtime threads are found by name")
-  return ns
-}
-
-/** The ms of CPU the runtime's threads used since `before`; a thread born since counts whole. */
-function runtimeCpuMsSince(before) {
-  let ns = 0
-  for (const [tid, now] of runtimeThreads()) ns += now - (before.get(tid) || 0)
-  return ns / 1e6
 }
 
 let cgroupReason = null
@@ -200,9 +174,9 @@ for (const mode of ['cgroup', 'process-group']) {
       // one every 5 s, so the first seconds after the roots exited cost a little more. The window
       // covers a full round of re-checks.
       await new Promise((r) => setTimeout(r, 5500))
-      const before = runtimeThreads()
+      const before = nativeThreads()
       await new Promise((r) => setTimeout(r, 6000))
-      const ms = runtimeCpuMsSince(before)
+      const ms = nativeCpuMsSince(before)
       t.diagnostic(`procvisor's threads: ${ms.toFixed(1)} ms of CPU in 6 s`)
       assert.ok(ms <= 60, `${ms.toFixed(1)} ms of CPU in 6 s (${(ms / 60).toFixed(2)}% of a core)`)
       for (const p of procs) assert.equal((await p.status()).state, 'running')

@@ -86,4 +86,31 @@ function readablePackageCopy(t, extra = []) {
   return dir
 }
 
-module.exports = { alive, commOf, eventually, markedPids, pidsWith, readablePackageCopy, rssBytes }
+/**
+ * CPU time, in ns, of each thread of procvisor's own (its runtime's, named `tokio-*`, and its
+ * launcher's, scanner's and cgroup reader's, named `procvisor-*`), from their schedstat. The
+ * whole process's `cpuUsage()` would also count V8's garbage collection of earlier launches'
+ * garbage, which runs at a time of its own and is no cost of idle processes; nothing of
+ * procvisor runs on the JS thread while no process writes output or changes state.
+ */
+function nativeThreads() {
+  const ns = new Map()
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const name = fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8')
+      if (!name.startsWith('tokio') && !name.startsWith('procvisor')) continue
+      ns.set(tid, Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]))
+    } catch {} // a thread that ended in between
+  }
+  if (ns.size === 0) throw new Error("procvisor's threads were not found by name")
+  return ns
+}
+
+/** The ms of CPU procvisor's threads used since `before`; a thread born since counts whole. */
+function nativeCpuMsSince(before) {
+  let ns = 0
+  for (const [tid, now] of nativeThreads()) ns += now - (before.get(tid) || 0)
+  return ns / 1e6
+}
+
+module.exports = { alive, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }
