@@ -12,6 +12,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
+const { EXAMPLES, examples, ownedBy } = require('../examples.js')
 
 const started = Date.now()
 const CHECKOUT = fs.realpathSync(path.join(__dirname, '..', '..'))
@@ -67,19 +68,17 @@ env.PATH = (process.env.PATH || '')
   .join(path.delimiter)
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-install-')))
-try {
-  main()
-} catch (err) {
-  notOk('the install test itself', err && err.stack)
-} finally {
-  if (process.env.PROCVISOR_KEEP_INSTALL_DIR) console.log(`# kept ${tmp}`)
-  else fs.rmSync(tmp, { recursive: true, force: true })
-}
-console.log(`# test:install took ${((Date.now() - started) / 1000).toFixed(1)} s`)
-console.log(`${passed} passed, ${failed} failed`)
-process.exitCode = failed ? 1 : 0
+main()
+  .catch((err) => notOk('the install test itself', err && err.stack))
+  .finally(() => {
+    if (process.env.PROCVISOR_KEEP_INSTALL_DIR) console.log(`# kept ${tmp}`)
+    else fs.rmSync(tmp, { recursive: true, force: true })
+    console.log(`# test:install took ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    console.log(`${passed} passed, ${failed} failed`)
+    process.exitCode = failed ? 1 : 0
+  })
 
-function main() {
+async function main() {
   console.log(`# temporary project: ${tmp}`)
   const ready = check('the two tarballs exist in dist/', () => {
     for (const t of tarballs) assert(fs.existsSync(path.join(CHECKOUT, 'dist', t)), `dist/${t} is missing: run npm run package`)
@@ -169,6 +168,7 @@ function main() {
     consumer(node, 'consumer.mjs')
   }
   if (node22) consumer(node22, 'mastra.mjs')
+  for (const node of nodes) await readmeExamples(node, node === node22)
 
   if (tsReady && node22) {
     const tsc = path.join(nm, 'typescript', 'bin', 'tsc')
@@ -229,6 +229,31 @@ function consumer(node, file) {
     lines++
   }
   if (r.status !== 0 || lines === 0) notOk(`${file} on Node ${version} exited cleanly`, `status ${r.status ?? r.signal}${r.error ? ` (${r.error.message})` : ''}\n${(r.stderr || '').slice(-2000)}`)
+}
+
+/**
+ * The README's examples, copied into a folder of the project and run there as written (the ones
+ * that need @mastra/core only on Node 22).
+ */
+async function readmeExamples(node, withMastra) {
+  const version = sh(node, ['-p', 'process.versions.node']).trim()
+  const dir = path.join(tmp, `examples-${version}`)
+  fs.mkdirSync(dir)
+  for (const f of fs.readdirSync(EXAMPLES)) fs.copyFileSync(path.join(EXAMPLES, f), path.join(dir, f))
+  const runtime = path.join(dir, '.runtime')
+  fs.mkdirSync(runtime, { mode: 0o700 })
+  const project = { dir, env: { ...env, XDG_RUNTIME_DIR: runtime } }
+  for (const example of examples.filter((e) => withMastra || !e.mastra)) {
+    const name = `README example ${example.file}${example.also ? ` then ${example.also}` : ''} on Node ${version}`
+    try {
+      await example.run(node, project)
+      ok(name)
+    } catch (err) {
+      notOk(name, err && err.message)
+    } finally {
+      for (const pid of ownedBy(project)) process.kill(pid, 'SIGKILL')
+    }
+  }
 }
 
 /** With the platform package (or only its .node file) gone, loading says what is missing and what to do. */

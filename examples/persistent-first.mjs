@@ -1,0 +1,10 @@
+// examples/persistent-first.mjs: start the sandbox and a server, note how far its log was read, exit.
+import { NativeLocalSandbox } from 'procvisor/mastra'
+
+const sandbox = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', persistent: true, timeoutMs: 3_600_000 })
+const { outcome } = await sandbox.start() // 'created' the first time: the supervisor starts
+const server = await sandbox.processes.spawn('echo listening; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done')
+await server.nativeHandle.waitForLog(/listening/)
+let cursor
+for await (const e of await server.nativeHandle.logs()) cursor = e.cursor ?? cursor
+console.log(outcome, server.pid, cursor) // then Node exits; the server runs on
