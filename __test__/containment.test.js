@@ -137,6 +137,20 @@ for (const mode of ['cgroup', 'process-group']) {
       })
     }
 
+    // The boundary of containment (README, Containment): a descendant that moves itself to a
+    // cgroup of its own choosing (root can) is still reached while it stays in the process
+    // group; only one that also leaves the group and the session is out of reach.
+    test('a descendant that moved itself to another cgroup but kept the group is reached by kill', { skip: mode === 'cgroup' ? false : 'NOT RUN: only cgroups are left here' }, async () => {
+      const elsewhere = path.join(cgroupBase(), 'cgroup.procs')
+      const p = await pm.exec(['sh', '-c', `sh -c 'echo $$ > ${elsewhere} && exec sleep 300' & wait`])
+      const sleeper = await eventually(() => markedPids(marker).find((pid) => isSleeper(pid) && !fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes('procvisor-')), 5000)
+      assert.ok(sleeper, "the sleep runs outside procvisor's cgroups")
+      assert.equal(pgrp(sleeper), p.pid, 'in the root\'s process group still')
+      await p.kill(9)
+      await p.waitForExit({ timeout: 10_000 })
+      assert.equal(await eventually(() => !alive(sleeper), 3000), true, 'kill reached it through the process group')
+    })
+
     test("Node's death by SIGKILL: the watchdog reaches every tree and removes the cgroups", { skip: escapes }, async () => {
       const m = crypto.randomUUID()
       const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'escapees.js'), mode, m], { stdio: ['ignore', 'pipe', 'inherit'] })
