@@ -3,7 +3,7 @@
 // Prints the tables and the performance targets, and writes bench/RESULTS.md.
 //
 // Environment knobs (for development; RESULTS.md is only written by a full, default run):
-//   BENCH_ONLY=spawn,heap,output,idle,lag,snapshot,terminal   run a subset (BENCH_ONLY=snapshot: checkpoints alone)
+//   BENCH_ONLY=spawn,heap,output,idle,lag,snapshot,terminal,persistent   run a subset (BENCH_ONLY=snapshot: checkpoints alone)
 //   BENCH_QUICK=1                           small sample sizes
 //   BENCH_PROCVISOR_ROOT=/path/to/package   A/B: another copy of procvisor's JS package
 //   BENCH_ADDON=/path/to/procvisor.node     A/B: another build of the addon
@@ -27,8 +27,8 @@ const full = !only && !quick && !abRun
 const want = (s) => !only || only.has(s)
 
 const CONFIG = quick
-  ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50, snapshot: { rounds: 2, small: 3000, big: 20 }, terminal: { rounds: 1, mib: 20, latN: 20 } }
-  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 } }
+  ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50, snapshot: { rounds: 2, small: 3000, big: 20 }, terminal: { rounds: 1, mib: 20, latN: 20 }, persistent: { rounds: 2, spawnN: 20, mib: 32 } }
+  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 }, persistent: { rounds: 5, spawnN: 100, mib: 256 } }
 
 function version(pkg) {
   try {
@@ -122,6 +122,7 @@ if (want('idle')) res.idle = await timed('5a. memory per idle process', 'idle', 
 if (want('lag')) res.lag = await timed('5b. event-loop lag while streaming', 'lag', { rounds: CONFIG.lagRounds, procs: CONFIG.lagProcs })
 if (want('snapshot')) res.snapshot = await timed('6. checkpoints of a working tree', 'snapshot', CONFIG.snapshot)
 if (want('terminal')) res.terminal = await timed('7. processes on a terminal', 'terminal', CONFIG.terminal)
+if (want('persistent')) res.persistent = await timed('8. a persistent sandbox against a local one', 'persistent', CONFIG.persistent)
 
 // No contender may leave a process behind: each section's process checked its own children; here,
 // no `sleep 60.x` of the memory test may be alive anywhere.
@@ -157,6 +158,7 @@ if (res.output) log(`\n${render.outputTables(res.output, WORKLOADS)}`)
 if (res.idle) log(`\n${render.idleTable(res.idle)}\n`)
 if (res.lag) log(`\n${render.lagTable(res.lag)}`)
 if (res.snapshot) log(`\n${render.snapshotTables(res.snapshot)}`)
+if (res.persistent) log(`\n${render.persistentTable(res.persistent)}`)
 const { table, fmt } = await import('./lib/stats.mjs')
 const terminalTable = res.terminal
   ? `7. processes on a terminal (${CONFIG.terminal.mib} MiB raw, then \`true\` until exit; medians of ${CONFIG.terminal.rounds} rounds${res.terminal.nodePty ? '' : '; node-pty not installed'})\n\n${table(

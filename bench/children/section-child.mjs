@@ -73,6 +73,11 @@ switch (section) {
     out = { result: await terminalSection({ ...config, log }) }
     break
   }
+  case 'persistent': {
+    const { persistentSection } = await import('../sections/persistent.mjs')
+    out = { result: await persistentSection({ ...config, log }) }
+    break
+  }
   default:
     throw new Error(`unknown section ${section}`)
 }

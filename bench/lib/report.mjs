@@ -138,6 +138,17 @@ function snapshotTables(snap) {
 }
 
 /** The performance targets, each evaluated on this run's numbers. */
+/** Section 8: persistent ÷ local per workload, median and spread over rounds. */
+function persistentTable(rows) {
+  return table(
+    ['workload', 'local', 'persistent', 'persistent ÷ local (median, min–max over rounds)'],
+    rows.map((r) => [r.title, fmt(r.local), fmt(r.persistent), `${fmt(r.ratio, 3)}× (${fmt(r.min, 3)}–${fmt(r.max, 3)}, ${r.rounds} rounds)`]),
+  )
+}
+
+/** What a persistent sandbox must reach, as a share of the local one. */
+const PERSISTENT_TARGETS = { spawn: 0.7, listener: 0.5, logs: 0.5 }
+
 export function targets(res) {
   const out = []
   const sp = (form, inflight, pred) => res.spawn?.find((r) => r.form.startsWith(form) && r.inflight === inflight && pred(r))
@@ -229,6 +240,10 @@ export function targets(res) {
       out.push([`checkpoint ${op} faster than Mastra's LocalSandbox in every round (${state} cache)`, `Mastra ÷ procvisor = ${spread(ms)}`, verdict(ms ? ms.min > 1 : undefined)])
     }
   }
+  for (const r of res.persistent || []) {
+    const want = PERSISTENT_TARGETS[r.key]
+    out.push([`persistent sandbox ≥ ${want}× the local one: ${r.title}`, `${fmt(r.ratio, 3)}× (${fmt(r.min, 3)}–${fmt(r.max, 3)})`, verdict(r.ratio >= want)])
+  }
   return out
 }
 
@@ -294,6 +309,14 @@ export function markdown(res, { workloads }) {
     lines.push('')
     lines.push(snapshotTables(res.snapshot))
   }
+  if (res.persistent) {
+    lines.push('## 8. A persistent sandbox against a local one')
+    lines.push('')
+    lines.push('The same `NativeLocalSandbox` calls, with the processes in the bench\'s Node process (local) and under a persistent sandbox\'s supervisor over its Unix socket, interleaved over rounds. Ratios are taken within each round.')
+    lines.push('')
+    lines.push(persistentTable(res.persistent))
+    lines.push('')
+  }
   lines.push('## Clean-up')
   lines.push('')
   lines.push(res.leaks)
@@ -301,4 +324,4 @@ export function markdown(res, { workloads }) {
   return lines.join('\n')
 }
 
-export const render = { spawnTables, heapTable, outputTables, idleTable, lagTable, snapshotTables }
+export const render = { spawnTables, heapTable, outputTables, idleTable, lagTable, snapshotTables, persistentTable }

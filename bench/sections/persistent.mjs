@@ -1,0 +1,96 @@
+// 8: a persistent sandbox against a local one. The same NativeLocalSandbox API, once with its
+// processes in this Node process and once under a supervisor reached over its Unix socket, in
+// interleaved rounds (each round runs both, in a rotated order). Three workloads:
+//
+// - spawn until exit: `processes.spawn('true')` then `wait()`, one at a time;
+// - output to a listener: `head -c 256 MiB /dev/zero` to `onStdout`, from the spawn to `wait()`;
+// - a followed log: the same bytes read from `nativeHandle.logs({ follow: true })`, counted as
+//   they are received.
+//
+// Each figure is persistent ÷ local within a round; the table gives the median and the spread
+// over rounds, so machine noise that lands on one round does not make a ratio.
+
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { performance } from 'node:perf_hooks'
+import { ROOT } from '../lib/setup.mjs'
+import { median, rotate } from '../lib/stats.mjs'
+
+const now = () => performance.now()
+const MiB = 1024 * 1024
+
+async function spawnUntilExit(sandbox, n) {
+  const t = now()
+  for (let i = 0; i < n; i++) {
+    const h = await sandbox.processes.spawn('true')
+    await h.wait()
+    sandbox.processes.release(h.pid)
+  }
+  return n / ((now() - t) / 1000)
+}
+
+async function toListener(sandbox, mib) {
+  let bytes = 0
+  const t = now()
+  const h = await sandbox.processes.spawn(`head -c ${mib * MiB} /dev/zero`, { maxRetainedBytes: 0, onStdout: (d) => (bytes += d.length) })
+  await h.wait()
+  const secs = (now() - t) / 1000
+  sandbox.processes.release(h.pid)
+  if (bytes !== mib * MiB) throw new Error(`onStdout received ${bytes} of ${mib * MiB} bytes`)
+  return bytes / 1e6 / secs
+}
+
+async function followedLog(sandbox, mib) {
+  let bytes = 0
+  const t = now()
+  const h = await sandbox.processes.spawn(`head -c ${mib * MiB} /dev/zero`, { maxRetainedBytes: 0 })
+  for await (const e of await h.nativeHandle.logs({ follow: true })) {
+    if (e.type === 'stdout' || e.type === 'stderr') bytes += e.data.length
+  }
+  const secs = (now() - t) / 1000
+  await h.wait()
+  sandbox.processes.release(h.pid)
+  // The log keeps 1 MiB: a reader that falls behind skips what was evicted (a `truncated` event),
+  // so what counts is what it received per second.
+  return bytes / 1e6 / secs
+}
+
+const WORKLOADS = [
+  { key: 'spawn', title: () => 'spawn until exit, one at a time (spawns/s)', run: (s, c) => spawnUntilExit(s, c.spawnN) },
+  { key: 'listener', title: (c) => `${c.mib} MiB to onStdout (MB/s)`, run: (s, c) => toListener(s, c.mib) },
+  { key: 'logs', title: (c) => `${c.mib} MiB through a followed logs() stream (MB/s received)`, run: (s, c) => followedLog(s, c.mib) },
+]
+
+export async function persistentSection({ rounds, spawnN, mib, log }) {
+  const { NativeLocalSandbox } = createRequire(import.meta.url)(path.join(process.env.BENCH_PROCVISOR_ROOT || ROOT, 'mastra.js'))
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-bench-persistent-')))
+  const id = `bench-${process.pid}`
+  const sandboxes = [
+    { name: 'local', sandbox: new NativeLocalSandbox({ id: `${id}-local`, workingDirectory: path.join(dir, 'local'), env: { PATH: process.env.PATH } }) },
+    { name: 'persistent', sandbox: new NativeLocalSandbox({ id: `${id}-persistent`, workingDirectory: path.join(dir, 'persistent'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
+  ]
+  const config = { spawnN, mib }
+  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, { local: [], persistent: [] }]))
+  try {
+    for (const s of sandboxes) await s.sandbox.start()
+    for (let r = 0; r < rounds; r++) {
+      for (const w of WORKLOADS) {
+        for (const s of rotate(sandboxes, r)) {
+          const v = await w.run(s.sandbox, config)
+          results[w.key][s.name].push(v)
+          log(`   round ${r + 1}, ${w.key}, ${s.name}: ${v.toFixed(1)}`)
+        }
+      }
+    }
+  } finally {
+    for (const s of sandboxes) await s.sandbox.destroy().catch(() => {})
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  return WORKLOADS.map((w) => {
+    const { local, persistent } = results[w.key]
+    const ratios = persistent.map((p, i) => p / local[i])
+    return { key: w.key, title: w.title(config), local: median(local), persistent: median(persistent), ratio: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length }
+  })
+}
