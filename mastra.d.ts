@@ -269,7 +269,9 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /**
    * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
    * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
-   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`).
+   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`). A relative
+   * `workingDirectory` or `checkpointsDirectory` is made absolute here, against `process.cwd()`,
+   * so `workingDirectory` reads absolute.
    */
   constructor(options?: NativeLocalSandboxOptions)
   /**

@@ -37,6 +37,7 @@ const { Connection, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
 const { socketPath } = require('./lib/persistent/protocol.js')
 const { binding } = require('./lib/native.js')
+const { absoluteDirectory, absoluteCheckpoints, commandCwd } = require('./lib/paths.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
 
@@ -246,17 +247,9 @@ function defineMastraClasses(workspace) {
     async spawn(command, options) {
       const o = options || {}
       const sandbox = this.sandbox
-      const wd = sandbox && typeof sandbox.workingDirectory === 'string' ? sandbox.workingDirectory : process.cwd()
-      let cwd = wd
-      if (o.cwd) {
-        if (path.isAbsolute(o.cwd)) cwd = o.cwd
-        else {
-          // LocalProcessManager's rule: a relative path already inside the working directory is kept.
-          const nw = path.resolve(wd)
-          const nc = path.resolve(o.cwd)
-          cwd = nc === nw || nc.startsWith(`${nw}${path.sep}`) ? nc : path.resolve(wd, o.cwd)
-        }
-      }
+      // A NativeLocalSandbox's is absolute already; another sandbox's is made so here, once.
+      const wd = sandbox && typeof sandbox.workingDirectory === 'string' ? path.resolve(sandbox.workingDirectory) : process.cwd()
+      const cwd = commandCwd(wd, o.cwd)
       const env =
         sandbox && typeof sandbox.buildEnv === 'function'
           ? sandbox.buildEnv(o.env)
@@ -278,7 +271,7 @@ function defineMastraClasses(workspace) {
         pty: o.pty,
       }
       const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
-      const req = request(command, launchOptions, [envStrings(env)], path.resolve(wd), containment())
+      const req = request(command, launchOptions, [envStrings(env)], wd, containment())
       handle._attach(await launch('shell', req, { command }, listeners))
       this._tracked.set(handle.pid, handle)
       return handle
@@ -346,7 +339,12 @@ function defineMastraClasses(workspace) {
       const o = options || {}
       // Before anything is built: a bad value is a typed error, not a sandbox that half works.
       const lifecycle = binding.checkLifecycleOptions(o)
-      super(o) // wires a LocalProcessManager that is replaced below and never used
+      // Absolute from here on, against Node's working directory now: every later use (commands,
+      // checkpoints, the running-sandbox key) reads the same directory whatever the cwd becomes.
+      const workingDirectory = absoluteDirectory('workingDirectory', o.workingDirectory)
+      const checkpointsDirectory = absoluteCheckpoints(o.checkpointsDirectory)
+      // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
+      super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
@@ -362,6 +360,11 @@ function defineMastraClasses(workspace) {
       this._persistent = lifecycle.persistent
       /** @internal The connection to a persistent sandbox's supervisor while attached. */
       this._conn = undefined
+    }
+
+    /** Mastra's `setWorkingDirectory`, keeping the directory absolute (resolved against Node's cwd now). */
+    setWorkingDirectory(dir) {
+      super.setWorkingDirectory(typeof dir === 'string' ? absoluteDirectory('workingDirectory', dir) : dir)
     }
 
     /** Whether the processes run under a supervisor of their own and outlive this Node process. */
@@ -407,7 +410,7 @@ function defineMastraClasses(workspace) {
     async find(options) {
       if (this._persistent) return this._findSupervisor()
       this._leaveRunning()
-      const key = `${this.id}\0${path.resolve(this.workingDirectory)}`
+      const key = `${this.id}\0${this.workingDirectory}`
       const found = runningSandboxes.get(key)
       if (found && !found.ended) return found
       // Registered before the first await, so a sandbox started meanwhile joins this one.
