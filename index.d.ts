@@ -57,8 +57,9 @@ export interface ProcessManagerOptions {
   env?: Record<string, string | undefined>
   /**
    * Default working directory of every process; a relative `cwd` resolves against it. Defaults
-   * to `process.cwd()`; a relative value is resolved once, at construction. Not a string:
-   * {@link InvalidProcessCwdError}.
+   * to `process.cwd()`; a relative value is resolved once, at construction. Not a string, or
+   * absent or relative while Node's own working directory is gone (deleted):
+   * {@link InvalidProcessCwdError}. An absolute one works then.
    */
   workingDirectory?: string
   /**

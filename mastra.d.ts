@@ -271,7 +271,8 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
    * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`). A relative
    * `workingDirectory` or `checkpointsDirectory` is made absolute here, against `process.cwd()`,
-   * so `workingDirectory` reads absolute.
+   * so `workingDirectory` reads absolute; when Node's own working directory is gone, an absent or
+   * relative one throws `InvalidProcessCwdError` (code `INVALID_PROCESS_CWD`).
    */
   constructor(options?: NativeLocalSandboxOptions)
   /**

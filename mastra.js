@@ -37,7 +37,7 @@ const { Connection, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
 const { socketPath } = require('./lib/persistent/protocol.js')
 const { binding } = require('./lib/native.js')
-const { absoluteDirectory, absoluteCheckpoints, commandCwd } = require('./lib/paths.js')
+const { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd } = require('./lib/paths.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
 
@@ -247,8 +247,7 @@ function defineMastraClasses(workspace) {
     async spawn(command, options) {
       const o = options || {}
       const sandbox = this.sandbox
-      // A NativeLocalSandbox's is absolute already; another sandbox's is made so here, once.
-      const wd = sandbox && typeof sandbox.workingDirectory === 'string' ? path.resolve(sandbox.workingDirectory) : process.cwd()
+      const wd = sandboxDirectory(sandbox)
       const cwd = commandCwd(wd, o.cwd)
       const env =
         sandbox && typeof sandbox.buildEnv === 'function'

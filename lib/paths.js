@@ -7,8 +7,19 @@ const path = require('node:path')
 const { InvalidProcessCwdError, invalidOption } = require('./errors')
 const { describe } = require('./util')
 
-function nodeCwd() {
-  return process.cwd()
+/**
+ * Node's working directory, or a typed error when it is gone (deleted under this process):
+ * `given` is the path that needed it, `fix` what to do instead.
+ */
+function nodeCwd(given, fix) {
+  try {
+    return process.cwd()
+  } catch (e) {
+    throw new InvalidProcessCwdError(
+      `invalid working directory ${JSON.stringify(given)}: it resolves against the working directory of this Node process, which is not available (${e.code || e.message}); ${fix}`,
+      { cause: e },
+    )
+  }
 }
 
 /** Mastra's `expandTilde`: `~` and `~/…` name the home directory. */
@@ -23,11 +34,11 @@ function expandTilde(p) {
  * directory now; absent, Mastra's default `<cwd>/.sandbox`.
  */
 function absoluteDirectory(name, p) {
-  if (p === undefined || p === null) return path.join(nodeCwd(), '.sandbox')
+  if (p === undefined || p === null) return path.join(nodeCwd('.sandbox', `give an absolute ${name}`), '.sandbox')
   if (typeof p !== 'string') throw new InvalidProcessCwdError(`invalid working directory ${describe(p)}: ${name} must be a string`)
   const expanded = expandTilde(p)
   if (path.isAbsolute(expanded)) return path.resolve(expanded)
-  return path.resolve(nodeCwd(name, p), expanded)
+  return path.resolve(nodeCwd(p, `give an absolute ${name}`), expanded)
 }
 
 /** A sandbox's `checkpointsDirectory` option as an absolute path; `undefined` when not given. */
@@ -36,7 +47,17 @@ function absoluteCheckpoints(p) {
   if (p === undefined || p === null || p === '') return undefined
   if (typeof p !== 'string') throw invalidOption(`checkpointsDirectory must be a string, got ${describe(p)}`)
   const expanded = expandTilde(p)
-  return path.isAbsolute(expanded) ? path.resolve(expanded) : path.resolve(nodeCwd('checkpointsDirectory', p), expanded)
+  return path.isAbsolute(expanded) ? path.resolve(expanded) : path.resolve(nodeCwd(p, 'give an absolute checkpointsDirectory'), expanded)
+}
+
+/**
+ * The absolute working directory of any Mastra sandbox at a spawn (a NativeLocalSandbox's is
+ * absolute already); without one, Node's, as Mastra's process managers do.
+ */
+function sandboxDirectory(sandbox) {
+  const wd = sandbox ? sandbox.workingDirectory : undefined
+  if (typeof wd !== 'string') return nodeCwd('.', 'give the sandbox a workingDirectory')
+  return path.isAbsolute(wd) ? path.resolve(wd) : path.resolve(nodeCwd(wd, 'give the sandbox an absolute workingDirectory'), wd)
 }
 
 /**
@@ -50,8 +71,14 @@ function commandCwd(wd, cwd) {
   if (!cwd) return wd
   if (typeof cwd !== 'string') return cwd
   if (path.isAbsolute(cwd)) return cwd
-  const fromNode = path.resolve(cwd)
+  let fromNode
+  try {
+    fromNode = path.resolve(cwd)
+  } catch {
+    // Node's working directory is gone: no relative path names a place inside the working directory from there.
+    return path.resolve(wd, cwd)
+  }
   return fromNode === wd || fromNode.startsWith(`${wd}${path.sep}`) ? fromNode : path.resolve(wd, cwd)
 }
 
-module.exports = { nodeCwd, absoluteDirectory, absoluteCheckpoints, commandCwd }
+module.exports = { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd }

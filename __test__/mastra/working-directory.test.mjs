@@ -1,13 +1,15 @@
 // A sandbox's relative paths (`workingDirectory: './ws'`, a relative `checkpointsDirectory`, a
 // relative per-command `cwd`) name the directories they name from Node's working directory when
 // the sandbox was built, and a relative per-command cwd lands where Mastra's LocalSandbox puts it.
+// With Node's working directory deleted, an absolute one works and the rest is INVALID_PROCESS_CWD.
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { LocalSandbox } from '@mastra/core/workspace'
 import { NativeLocalSandbox } from 'procvisor/mastra'
-import { tempDir } from './helpers.mjs'
+import { ROOT, tempDir } from './helpers.mjs'
 
 let project
 let elsewhere
@@ -87,5 +89,66 @@ describe('a relative working directory', { timeout: 20000 }, () => {
     // Mastra's default: `.checkpoints` next to the working directory.
     assert.equal(fs.readFileSync(path.join(project, '.checkpoints', 'base', 'file.txt'), 'utf8'), 'kept too')
     assert.deepEqual(fs.readdirSync(elsewhere), [])
+  })
+})
+
+/** Runs `body` (async, returns a JSON value) in a child Node whose cwd is deleted first. */
+function inGoneCwd(body) {
+  const gone = tempDir('procvisor-gone-')
+  const script = `
+    const fs = require('node:fs')
+    const { createRequire } = require('node:module')
+    // As a program that chdir'd into a temporary directory and removed it (process.cwd() then throws).
+    process.chdir(process.argv[1])
+    fs.rmdirSync(process.argv[1])
+    const { NativeLocalSandbox, NativeProcessManager } = require(${JSON.stringify(path.join(ROOT, 'mastra.js'))})
+    const { InvalidProcessCwdError } = require(${JSON.stringify(ROOT)})
+    const { MastraSandbox } = createRequire(${JSON.stringify(path.join(ROOT, 'package.json'))})('@mastra/core/workspace')
+    const error = (e) => ({ name: e.name, code: e.code, message: e.message, typed: e instanceof InvalidProcessCwdError })
+    ;(async () => { ${body} })().then(
+      (v) => { process.stdout.write(JSON.stringify(v)); process.exit(0) },
+      (e) => { process.stderr.write(String(e && e.stack)); process.exit(1) },
+    )`
+  const r = spawnSync(process.execPath, ['-e', script, gone], { encoding: 'utf8', timeout: 30_000 })
+  fs.rmSync(gone, { recursive: true, force: true })
+  assert.equal(r.status, 0, `child failed: ${r.stderr}`)
+  return JSON.parse(r.stdout)
+}
+
+describe('Node’s working directory deleted', { timeout: 30000 }, () => {
+  it('an absolute working directory works, a relative per-command cwd inside it too', async () => {
+    fs.mkdirSync(path.join(project, 'sub'))
+    const out = inGoneCwd(`
+      const sb = new NativeLocalSandbox({ workingDirectory: ${JSON.stringify(project)} })
+      await sb.start()
+      const r = [(await sb.executeCommand('pwd')).stdout.trim(), (await sb.executeCommand('pwd', [], { cwd: 'sub' })).stdout.trim()]
+      r.push((await (await sb.processes.spawn('pwd', { cwd: 'sub' })).wait()).stdout.trim())
+      await sb.destroy()
+      return r
+    `)
+    assert.deepEqual(out, [project, `${project}/sub`, `${project}/sub`])
+  })
+
+  it('a path that needs it is INVALID_PROCESS_CWD, before anything starts', () => {
+    const out = inGoneCwd(`
+      const r = []
+      for (const o of [undefined, { workingDirectory: 'ws' }, { workingDirectory: ${JSON.stringify(project)}, checkpointsDirectory: 'cks' }]) {
+        try { new NativeLocalSandbox(o); r.push('constructed') } catch (e) { r.push(error(e)) }
+      }
+      // A sandbox of another kind without a working directory: its commands would run in Node's.
+      class Bare extends MastraSandbox {
+        constructor() { super({ name: 'Bare', processes: new NativeProcessManager() }); this.id = 'bare'; this.provider = 'bare'; this.status = 'pending' }
+        async start() {}
+      }
+      try { await new Bare().processes.spawn('pwd'); r.push('spawned') } catch (e) { r.push(error(e)) }
+      return r
+    `)
+    assert.equal(out.length, 4, JSON.stringify(out))
+    for (const e of out) {
+      assert.equal(e.code, 'INVALID_PROCESS_CWD', JSON.stringify(out))
+      assert.equal(e.typed, true)
+      assert.match(e.message, /working directory of this Node process, which is not available \(ENOENT\); give/)
+    }
+    assert.deepEqual(fs.readdirSync(project), [])
   })
 })

@@ -373,8 +373,9 @@ pub fn spawn_process<'env>(
 /// Checks `ProcessManager` options by the core's rules; returns the working directory, resolved.
 #[napi]
 pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Result<String> {
-    let cwd = std::env::current_dir().map_err(|e| napi::Error::from_reason(e.to_string()))?;
-    request::manager(&value_of(&options)?, &cwd).map(|p| p.display().to_string()).map_err(|e| js_error(env, e))
+    request::manager(&value_of(&options)?, std::env::current_dir)
+        .map(|p| p.display().to_string())
+        .map_err(|e| js_error(env, e))
 }
 
 /// How a manager contains its processes, from its `containment` option (`'auto'`, `'cgroup'`,

@@ -157,8 +157,9 @@ pub fn containment(v: &Value, cgroups: Result<(), String>) -> CoreResult<&'stati
 
 /// The options of a `ProcessManager`: `{ env?, workingDirectory? }`. Returns the working
 /// directory, resolved against `cwd` (the Node process's). The env's values are checked at each
-/// launch, where they are merged.
-pub fn manager(v: &Value, cwd: &Path) -> CoreResult<PathBuf> {
+/// launch, where they are merged. `cwd` is asked only when needed: an absolute
+/// `workingDirectory` works when Node's own working directory is gone (deleted under it).
+pub fn manager(v: &Value, cwd: impl FnOnce() -> std::io::Result<PathBuf>) -> CoreResult<PathBuf> {
     match v {
         Value::Undefined | Value::Null | Value::Object(_) => {}
         other => {
@@ -169,9 +170,20 @@ pub fn manager(v: &Value, cwd: &Path) -> CoreResult<PathBuf> {
         }
     }
     env_object(v.get("env"))?;
+    let node_cwd = |given: &str| {
+        cwd().map_err(|e| CoreError::InvalidCwd {
+            path: given.into(),
+            reason: format!(
+                "it resolves against the working directory of this Node process, which is not available ({}); \
+                 give an absolute workingDirectory",
+                e.raw_os_error().map(crate::core::error::errno_name).unwrap_or_else(|| e.to_string())
+            ),
+        })
+    };
     match v.get("workingDirectory") {
-        Value::Undefined => Ok(cwd.to_path_buf()),
-        Value::String(s) => Ok(resolve(cwd, s)),
+        Value::Undefined => node_cwd("."),
+        Value::String(s) if Path::new(s).is_absolute() => Ok(resolve(Path::new("/"), s)),
+        Value::String(s) => Ok(resolve(&node_cwd(s)?, s)),
         other => {
             Err(CoreError::InvalidCwd { path: other.describe(), reason: "workingDirectory must be a string".into() })
         }

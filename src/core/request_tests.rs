@@ -117,3 +117,18 @@ fn paths_resolve_as_node_does() {
     assert_eq!(resolve(Path::new("/a/b"), "../c/./d"), PathBuf::from("/a/c/d"));
     assert_eq!(resolve(Path::new("/a"), "/x/.."), PathBuf::from("/"));
 }
+
+#[test]
+fn a_manager_asks_for_the_node_cwd_only_when_it_needs_it() {
+    let gone = || Err(std::io::Error::from_raw_os_error(2));
+    let abs = obj(&[("workingDirectory", s("/srv/app/../work/"))]);
+    assert_eq!(manager(&abs, gone).unwrap(), PathBuf::from("/srv/work"));
+    let here = || Ok(PathBuf::from("/home/me"));
+    assert_eq!(manager(&obj(&[("workingDirectory", s("ws"))]), here).unwrap(), PathBuf::from("/home/me/ws"));
+    assert_eq!(manager(&Value::Undefined, here).unwrap(), PathBuf::from("/home/me"));
+    for v in [Value::Undefined, obj(&[]), obj(&[("workingDirectory", s("ws"))])] {
+        let e = manager(&v, gone).unwrap_err();
+        assert_eq!(e.code(), "INVALID_PROCESS_CWD");
+        assert!(e.to_string().contains("ENOENT"), "{e}");
+    }
+}
