@@ -37,6 +37,7 @@ const { Connection, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
 const { socketPath } = require('./lib/persistent/protocol.js')
 const { binding } = require('./lib/native.js')
+const { traceMethods } = require('./lib/trace.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
 
@@ -740,6 +741,10 @@ function defineMastraClasses(workspace) {
       })
     }
   }
+
+  traceMethods(NativeProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin', 'resize'])
+  traceMethods(NativeProcessManager, ['spawn', 'list', 'get', 'kill'])
+  traceMethods(NativeLocalSandbox, ['_start', 'stop', 'destroy', 'snapshot', 'executeCommand', 'getInfo'])
 
   return { NativeProcessHandle, NativeProcessManager, NativeLocalSandbox, LocalSandbox: NativeLocalSandbox }
 }
