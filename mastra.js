@@ -38,6 +38,7 @@ const { defineRemoteHandle } = require('./lib/persistent/handles.js')
 const { socketPath } = require('./lib/persistent/protocol.js')
 const { binding } = require('./lib/native.js')
 const { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd } = require('./lib/paths.js')
+const { traceMethods } = require('./lib/trace.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
 
@@ -742,6 +743,10 @@ function defineMastraClasses(workspace) {
       })
     }
   }
+
+  traceMethods(NativeProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin', 'resize'])
+  traceMethods(NativeProcessManager, ['spawn', 'list', 'get', 'kill'])
+  traceMethods(NativeLocalSandbox, ['_start', 'stop', 'destroy', 'snapshot', 'executeCommand', 'getInfo'])
 
   return { NativeProcessHandle, NativeProcessManager, NativeLocalSandbox, LocalSandbox: NativeLocalSandbox }
 }

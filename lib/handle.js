@@ -10,6 +10,7 @@ const { binding } = require('./native')
 const { ProcessCore, listenersOf, mastraExitCode } = require('./core')
 const { ProcessView } = require('./view')
 const { checkSignal, describe } = require('./util')
+const { traceMethods } = require('./trace')
 
 /** Mastra's ProcessInfo of a handle (ours or a Mastra subclass): `exitCode` only once exited. */
 function processInfo(h) {
@@ -194,5 +195,7 @@ class ProcessHandle extends ProcessView {
     return this._writer
   }
 }
+
+traceMethods(ProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin'])
 
 module.exports = { ProcessHandle, processInfo }

@@ -11,6 +11,7 @@ const { Process } = require('./process')
 const { Terminal } = require('./terminal')
 const observe = require('./observe')
 const { checkSignal } = require('./util')
+const { traceMethods } = require('./trace')
 
 /** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
 const KEEP_EXITED = 64
@@ -286,5 +287,7 @@ class ProcessManager {
     binding.trimCgroups()
   }
 }
+
+traceMethods(ProcessManager, ['spawn', 'exec', 'createTerminal', 'kill', 'close'])
 
 module.exports = { ProcessManager, request }

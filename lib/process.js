@@ -5,6 +5,7 @@ const errors = require('./errors')
 const observe = require('./observe')
 const { ProcessCore } = require('./core')
 const { ProcessView } = require('./view')
+const { traceMethods } = require('./trace')
 
 class Process extends ProcessView {
   /** @internal */
@@ -42,5 +43,7 @@ class Process extends ProcessView {
     return observe.kill(this._core.native, signal)
   }
 }
+
+traceMethods(Process, ['kill'])
 
 module.exports = { Process }

@@ -7,6 +7,7 @@ const errors = require('./errors')
 const observe = require('./observe')
 const { ProcessCore } = require('./core')
 const { ProcessView } = require('./view')
+const { traceMethods } = require('./trace')
 
 /** The Processes API's reading methods (status, waitForExit, waitForLog…) come from ProcessView. */
 class Terminal extends ProcessView {
@@ -71,5 +72,7 @@ class Terminal extends ProcessView {
     return { cols: s.cols, rows: s.rows, lines: s.lines, cursor: { row: s.cursorRow, col: s.cursorCol }, title: s.title }
   }
 }
+
+traceMethods(Terminal, ['write', 'resize', 'output', 'interrupt', 'terminate', 'getSnapshot'])
 
 module.exports = { Terminal }

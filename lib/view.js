@@ -3,6 +3,7 @@
 // both are views of one process core. Subclasses set `_core`.
 
 const observe = require('./observe')
+const { traceMethods } = require('./trace')
 
 class ProcessView {
   /** ProcessStatus: `running` until the root has exited and the group is empty. */
@@ -50,5 +51,7 @@ class ProcessView {
     return observe.waitForPort(this._core.native, port, options)
   }
 }
+
+traceMethods(ProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'resize', 'waitForPort'])
 
 module.exports = { ProcessView }

@@ -5,6 +5,7 @@
 const errors = require('../errors')
 const { checkSignal, describe } = require('../util')
 const { binding } = require('../native')
+const { traceMethods } = require('../trace')
 
 /**
  * The Processes API of one remote process (`handle.nativeHandle`): the same methods as a local
@@ -220,7 +221,10 @@ function defineRemoteHandle(ProcessHandle) {
       if (this._stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${this._pid} does not have stdin available`)
     }
   }
+  traceMethods(RemoteProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin', 'resize'])
   return RemoteProcessHandle
 }
+
+traceMethods(RemoteProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize', 'sendStdin', 'closeStdin'])
 
 module.exports = { RemoteProcessView, defineRemoteHandle }
