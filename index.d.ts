@@ -22,7 +22,11 @@ import type { Readable, Writable } from 'node:stream'
  * the child before exec, so they hold from its first instruction and bind everything it forks.
  * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
  */
-/** The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}. */
+/**
+ * The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}.
+ * A terminal of {@link ProcessManager.createTerminal} also keeps a screen, which bounds its window
+ * to 1,048,576 cells (`cols × rows`); one from `pty` keeps none and takes any size.
+ */
 export interface TerminalOptions {
   /** Columns, an integer 1–65535. Default 80. */
   cols?: number
@@ -661,7 +665,9 @@ export declare class ProcessManager {
   /**
    * Starts `command` (default `['/bin/sh']`) on a pseudo-terminal of its own and resolves with
    * its {@link Terminal} once it runs. Bad values reject as for `exec` (`cols` / `rows` / `term`
-   * as in {@link TerminalOptions}); nothing is started then.
+   * as in {@link TerminalOptions}); nothing is started then. The screen holds every cell of the
+   * window, so `cols × rows` is at most 1,048,576 (1024 × 1024, 65535 × 16), else
+   * {@link InvalidProcessOptionError}.
    */
   createTerminal(options?: CreateTerminalOptions): Promise<Terminal>
   /** The terminal with this id, the same object every call, or `null` (unknown, no longer kept, closed manager, not a terminal). */
@@ -726,8 +732,9 @@ export declare class Terminal {
    */
   write(data: string | Uint8Array): Promise<void>
   /**
-   * Sets the window size (integers 1–65535, else {@link InvalidProcessOptionError}); the
-   * foreground job gets SIGWINCH and the snapshot follows. After the exit {@link ProcessAlreadyExitedError}.
+   * Sets the window size (integers 1–65535 with `cols × rows` at most 1,048,576 cells, else
+   * {@link InvalidProcessOptionError}, and nothing changes); the foreground job gets SIGWINCH and
+   * the snapshot follows. After the exit {@link ProcessAlreadyExitedError}.
    */
   resize(cols: number, rows: number): Promise<void>
   /**

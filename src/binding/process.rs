@@ -773,7 +773,8 @@ impl NativeProcess {
         self.inner.has_terminal
     }
 
-    /// Sets the window size of the process's terminal (`cols` and `rows` as JS gave them).
+    /// Sets the window size of the process's terminal (`cols` and `rows` as JS gave them); a
+    /// terminal that keeps a screen refuses one past `screen::MAX_CELLS`.
     #[napi(ts_args_type = "cols: unknown, rows: unknown")]
     pub fn resize(&self, env: &Env, cols: Unknown<'_>, rows: Unknown<'_>) -> napi::Result<()> {
         let (cols, rows) = (value_of(&cols)?, value_of(&rows)?);

@@ -523,6 +523,10 @@ impl Output {
         self.screen.as_ref().map(|s| lock(s).snapshot())
     }
 
+    pub fn has_screen(&self) -> bool {
+        self.screen.is_some()
+    }
+
     pub fn resize_screen(&self, cols: u16, rows: u16) {
         if let Some(s) = &self.screen {
             lock(s).resize(cols, rows);

@@ -484,6 +484,10 @@ impl Process {
         let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
             return Err(CoreError::AlreadyExited { pid: self.pid, code: self.exited_code().unwrap_or(0) });
         };
+        // Before the kernel's size: a refused size changes nothing, for the program or the screen.
+        if self.output.has_screen() {
+            crate::core::screen::check_size(cols, rows)?;
+        }
         crate::core::spawn::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
             program: self.argv[0].clone(),
             reason: format!("cannot resize its terminal: {e}"),

@@ -120,9 +120,12 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         }
     }
     spec.pty = match face {
-        Face::Terminal => pty(o)?,
-        _ => pty(o.get("pty"))?,
+        Face::Terminal => pty("", o)?,
+        _ => pty("pty.", o.get("pty"))?,
     };
+    if let (true, Some(p)) = (spec.screen, &spec.pty) {
+        crate::core::screen::check_size(p.cols, p.rows)?;
+    }
     if let Some(p) = &spec.pty {
         // The manager's or the call's own TERM wins: they know the program better.
         if spec.env_var("TERM").is_none() {
@@ -304,7 +307,8 @@ fn retained(v: &Value) -> CoreResult<Option<usize>> {
 }
 
 /// `pty`: `true` or `{ cols = 80, rows = 24, term = 'xterm-256color' }`; absent or `false` for none.
-fn pty(v: &Value) -> CoreResult<Option<Pty>> {
+/// `prefix` names the sizes as the caller wrote them (`pty.cols`, or `cols` for createTerminal).
+fn pty(prefix: &str, v: &Value) -> CoreResult<Option<Pty>> {
     let o = match v {
         Value::Undefined | Value::Null | Value::Bool(false) => return Ok(None),
         Value::Bool(true) => &Value::Object(Vec::new()),
@@ -316,8 +320,8 @@ fn pty(v: &Value) -> CoreResult<Option<Pty>> {
             ))
         }
     };
-    let cols = dimension("pty.cols", o.get("cols"), 80)?;
-    let rows = dimension("pty.rows", o.get("rows"), 24)?;
+    let cols = dimension(&format!("{prefix}cols"), o.get("cols"), 80)?;
+    let rows = dimension(&format!("{prefix}rows"), o.get("rows"), 24)?;
     let term = match o.get("term") {
         Value::Undefined => "xterm-256color".to_string(),
         // A plain name: it becomes an environment value and a terminfo lookup, never a path.
@@ -330,8 +334,11 @@ fn pty(v: &Value) -> CoreResult<Option<Pty>> {
         }
         other => {
             return Err(CoreError::invalid_option(
-                "pty.term",
-                format!("pty.term must be a terminal name of letters, digits and . _ + -, got {}", other.describe()),
+                &format!("{prefix}term"),
+                format!(
+                    "{prefix}term must be a terminal name of letters, digits and . _ + -, got {}",
+                    other.describe()
+                ),
             ))
         }
     };

@@ -110,6 +110,11 @@ fn a_terminal_runs_the_shell_unless_told_otherwise() {
         parse(Face::Terminal, &r(obj(&[("rows", Value::Number(0.0))]))).unwrap_err().code(),
         "INVALID_PROCESS_OPTION"
     );
+    // A screen is bounded; a terminal without one is only the kernel's size.
+    let huge = obj(&[("cols", Value::Number(65535.0)), ("rows", Value::Number(65535.0))]);
+    assert_eq!(parse(Face::Terminal, &r(huge.clone())).unwrap_err().code(), "INVALID_PROCESS_OPTION");
+    let l = parse(Face::Argv, &req(Value::Array(vec![s("sh")]), obj(&[("pty", huge)]))).unwrap();
+    assert_eq!(l.spec.pty.map(|p| (p.cols, p.rows)), Some((65535, 65535)));
 }
 
 #[test]

@@ -2,7 +2,33 @@
 //! fed from the same bytes as the output log (in `Output::push`), so a snapshot agrees with what
 //! any reader of the log would render, and sized with the terminal.
 
+use crate::core::error::{CoreError, CoreResult};
 use std::num::NonZeroU16;
+
+/// The most cells (cols × rows) a screen holds. The emulator allocates every cell of the window
+/// up front (32 bytes each, twice once a program switches to the alternate screen), so a window
+/// of 65535 × 65535 would ask for 137 GB and end the process; this bounds a screen to 32 MiB a
+/// grid. A process on a terminal without a screen keeps any size: only the kernel holds it.
+pub const MAX_CELLS: u32 = 1 << 20;
+
+/// Refuses a window whose screen would pass [`MAX_CELLS`].
+pub fn check_size(cols: u16, rows: u16) -> CoreResult<()> {
+    if u32::from(cols) * u32::from(rows) <= MAX_CELLS {
+        return Ok(());
+    }
+    Err(CoreError::invalid_option(
+        "cols × rows",
+        format!("a terminal that keeps a screen holds at most {MAX_CELLS} cells, got {cols} × {rows}"),
+    ))
+}
+
+/// The size within the bound, for a caller that did not check: fewer rows, never an allocation
+/// that cannot succeed.
+fn bounded(cols: u16, rows: u16) -> (NonZeroU16, NonZeroU16) {
+    let cols = nz(cols);
+    let most_rows = (MAX_CELLS / u32::from(cols.get())).min(u32::from(u16::MAX)) as u16;
+    (cols, nz(rows.min(most_rows)))
+}
 
 /// The window title, the one thing the parser reports through a callback rather than keeps.
 #[derive(Default)]
@@ -37,7 +63,8 @@ fn nz(v: u16) -> NonZeroU16 {
 impl Screen {
     pub fn new(cols: u16, rows: u16) -> Self {
         // No scrollback: the log keeps the history; the screen is only what is visible.
-        Self { parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, Title::default()) }
+        let (cols, rows) = bounded(cols, rows);
+        Self { parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Title::default()) }
     }
 
     pub fn feed(&mut self, data: &[u8]) {
@@ -45,7 +72,8 @@ impl Screen {
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {
-        self.parser.set_size(nz(rows), nz(cols));
+        let (cols, rows) = bounded(cols, rows);
+        self.parser.set_size(rows, cols);
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -78,5 +106,19 @@ mod tests {
         s.resize(30, 3);
         let snap = s.snapshot();
         assert_eq!((snap.cols, snap.rows, snap.lines.len()), (30, 3, 3));
+    }
+
+    #[test]
+    fn a_screen_never_passes_its_cells() {
+        assert!(check_size(1024, 1024).is_ok());
+        assert!(check_size(65535, 16).is_ok());
+        assert_eq!(check_size(1025, 1024).unwrap_err().code(), "INVALID_PROCESS_OPTION");
+        assert!(check_size(65535, 65535).is_err());
+        let mut s = Screen::new(65535, 65535);
+        let snap = s.snapshot();
+        assert_eq!((snap.cols, snap.rows), (65535, 16));
+        s.resize(1, 65535);
+        let snap = s.snapshot();
+        assert_eq!((snap.cols, snap.rows), (1, 65535));
     }
 }
