@@ -21,7 +21,8 @@ const { request } = require('../manager')
 const { ProcessHandle: CoreProcessHandle } = require('../handle')
 const errors = require('../errors')
 const protocol = require('./protocol')
-const { encodeValue, decodeValue } = require('./values')
+const { decodeValue } = require('./values')
+const { serveSocket } = require('./connection')
 
 const config = JSON.parse(process.argv[2])
 const startedAt = Date.now()
@@ -74,13 +75,9 @@ function info(rec) {
   return out
 }
 
-function send(client, message) {
-  if (!client.socket.destroyed) client.socket.write(protocol.encode(message))
-}
-
 function output(rec, stream, data) {
   rec.tails[stream].append(data)
-  for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'out', stream, data })
+  for (const c of rec.subscribers) c.send({ t: 'event', pid: rec.pid, kind: 'out', stream, data })
 }
 
 function settle(rec, exit) {
@@ -90,7 +87,7 @@ function settle(rec, exit) {
   rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
   if (exit.timedOut) rec.result.timedOut = true
   if (exitCode === 128 || exit.timedOut) rec.result.killed = true
-  for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
+  for (const c of rec.subscribers) c.send({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
   if (rec.released) records.delete(rec.pid)
   const exited = [...records.values()].filter((r) => r.result !== undefined)
   for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) records.delete(r.pid)
@@ -111,7 +108,8 @@ function attached(rec, client) {
 /** The Processes API methods a client may call on a process's view. */
 const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize'])
 
-const ops = {
+/** The calls a client may make (checked by ./calls.js); no prototype, so no `constructor` or `__proto__`. */
+const ops = Object.assign(Object.create(null), {
   info: () => ({ id: config.id, workingDirectory: config.workingDirectory, startedAt, expiresAt, pid: process.pid }),
 
   async spawn(client, a) {
@@ -226,23 +224,11 @@ const ops = {
   async shutdown() {
     await end('stopped')
   },
-}
+})
 
 function stdinCheck(rec) {
   if (rec.result !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${rec.pid} has already exited with code ${rec.result.exitCode}`)
   if (rec.stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${rec.pid} does not have stdin available`)
-}
-
-async function serve(client, message) {
-  if (message.t !== 'call') return
-  const op = ops[message.op]
-  try {
-    if (!op) throw new errors.SandboxProtocolError(`this supervisor (procvisor ${protocol.VERSION}) has no call ${message.op}`)
-    const value = await op(client, message.args || {})
-    send(client, { t: 'reply', id: message.id, value: encodeValue(value) })
-  } catch (e) {
-    send(client, { t: 'reply', id: message.id, error: protocol.fromError(e) })
-  }
 }
 
 function accept(socket) {
@@ -261,35 +247,14 @@ function accept(socket) {
     socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
     return
   }
-  const client = { socket, greeted: false, streams: new Map(), nextStream: 1 }
-  const frames = new protocol.FrameReader()
-  socket.on('data', (chunk) => {
-    let messages
-    try {
-      messages = frames.push(chunk)
-    } catch (e) {
-      socket.destroy()
-      return
-    }
-    for (const m of messages) {
-      if (!client.greeted) {
-        const why = protocol.helloMismatch(m, 'the client')
-        if (why) {
-          socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_PROTOCOL_MISMATCH', message: why, protocol: protocol.PROTOCOL, version: protocol.VERSION }))
-          return
-        }
-        client.greeted = true
-        clients.add(client)
-        send(client, protocol.hello({ sandbox: ops.info() }))
-        continue
-      }
-      serve(client, m)
-    }
-  })
-  socket.on('close', () => {
-    clients.delete(client)
-    for (const rec of records.values()) rec.subscribers.delete(client)
-    for (const st of client.streams.values()) st.reader.cancel().catch(() => {})
+  serveSocket(socket, {
+    ops,
+    greeting: ops.info,
+    opened: (client) => clients.add(client),
+    closed(client) {
+      clients.delete(client)
+      for (const rec of records.values()) rec.subscribers.delete(client)
+    },
   })
 }
 
@@ -311,7 +276,7 @@ async function finish(reason) {
       console.error(`procvisor sandbox ${config.id}: capturing the checkpoint at the end of the lifetime failed: ${e.message}`)
     }
   }
-  for (const c of clients) send(c, { t: 'event', kind: 'ended', reason })
+  for (const c of clients) c.send({ t: 'event', kind: 'ended', reason })
   // Asked before the server closes, which unlinks the socket file.
   const owned = ownsSocket()
   server.close()
