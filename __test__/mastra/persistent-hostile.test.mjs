@@ -6,10 +6,11 @@ import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as net from 'node:net'
 import * as path from 'node:path'
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox } from 'procvisor/mastra'
-import { alive, tempDir } from './helpers.mjs'
+import { ROOT, alive, tempDir } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/protocol.js')
@@ -148,5 +149,46 @@ describe('persistent sandboxes against misbehaving clients', () => {
     assert.equal((await echo.wait()).stdout, 'still here\n')
     assert.deepEqual((await sb.processes.list()).map((p) => p.pid).sort(), [pid, echo.pid].sort())
     await sb._stop()
+  })
+
+  it('a remote wait given an aborted signal rejects at once and leaves no rejection behind to end Node', async () => {
+    // In a Node process of its own: an unhandled rejection there exits it with code 1.
+    const id = freshId()
+    const wd = path.join(tmp, 'wd')
+    const code = `
+      import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}
+      const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, timeoutMs: 60000 })
+      await sb.start()
+      try {
+        const p = await sb.processes.spawn('sleep 30')
+        const signal = AbortSignal.abort()
+        const h = p.nativeHandle
+        const results = {}
+        for (const [name, call] of Object.entries({
+          waitForPort: () => h.waitForPort(1, { signal, timeout: 300 }),
+          waitForLog: () => h.waitForLog('never', { signal, timeout: 300 }),
+          waitForExit: () => h.waitForExit({ signal, timeout: 300 }),
+          output: () => h.output({ signal, timeout: 300 }),
+        })) {
+          try {
+            await call()
+            results[name] = 'resolved'
+          } catch (e) {
+            results[name] = e.code
+          }
+        }
+        // Long enough for any wait the supervisor was asked for to time out.
+        await new Promise((r) => setTimeout(r, 1500))
+        console.log(JSON.stringify(results))
+      } finally {
+        await sb.stop()
+      }`
+    const { exitCode, stdout, stderr } = await new Promise((resolve) => {
+      const p = execFile(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, timeout: 30_000 }, (error, stdout, stderr) =>
+        resolve({ exitCode: p.exitCode, stdout, stderr }),
+      )
+    })
+    assert.equal(exitCode, 0, stderr)
+    assert.deepEqual(JSON.parse(stdout), { waitForPort: 'PROCESS_ABORTED', waitForLog: 'PROCESS_ABORTED', waitForExit: 'PROCESS_ABORTED', output: 'PROCESS_ABORTED' })
   })
 })
