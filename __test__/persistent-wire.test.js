@@ -53,3 +53,18 @@ test('a length over the limit or a body that is not JSON is a protocol error, be
   const bad = Buffer.from('\0\0\0\x03{x}', 'latin1')
   assert.throws(() => new protocol.FrameReader().push(bad), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH' && /JSON/.test(e.message))
 })
+
+test("a stream's tail hands a client that fell behind whole chunks from its offset, or from the oldest it keeps", () => {
+  const { Tail } = require('../lib/persistent/tail')
+  const tail = new Tail(10)
+  for (const text of ['aaaa', 'bbbb', 'cccc', 'dddd']) tail.append(text)
+  assert.equal(tail.end, 16)
+  assert.equal(tail.toString(), 'bbccccdddd')
+  // Offset 0 was dropped: the oldest chunk kept comes first.
+  assert.deepEqual(tail.since(0, 1), { text: 'bbbb', next: 8 })
+  assert.deepEqual(tail.since(8, 8), { text: 'ccccdddd', next: 16 })
+  assert.deepEqual(tail.since(8, 5), { text: 'cccc', next: 12 })
+  assert.equal(tail.since(16, 100), null)
+  tail.append('é')
+  assert.deepEqual(tail.since(16, 100), { text: 'é', next: 18 })
+})

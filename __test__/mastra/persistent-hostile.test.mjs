@@ -191,4 +191,47 @@ describe('persistent sandboxes against misbehaving clients', () => {
     assert.equal(exitCode, 0, stderr)
     assert.deepEqual(JSON.parse(stdout), { waitForPort: 'PROCESS_ABORTED', waitForLog: 'PROCESS_ABORTED', waitForExit: 'PROCESS_ABORTED', output: 'PROCESS_ABORTED' })
   })
+
+  it('a client that stops reading while a process floods: bounded supervisor memory, the others served, the output caught up later', async () => {
+    const { sb, socketPath } = await started()
+    const supervisor = sb.supervisorPid
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${supervisor}/status`, 'utf8'))[1]) / 1024
+    const start = rss()
+    const c = await raw(socketPath).hello()
+    // 169 MB of output to a client that reads nothing more after the spawn's reply.
+    const lines = 20_000_000
+    c.send({ t: 'call', id: 1, op: 'spawn', args: { command: `seq 1 ${lines}`, env: { PATH: process.env.PATH } } })
+    const reply = await c.next()
+    c.socket.pause()
+    const pid = reply.value.pid
+    let peak = start
+    for (;;) {
+      peak = Math.max(peak, rss())
+      const p = (await sb.processes.list()).find((x) => x.pid === pid)
+      if (!p.running) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    peak = Math.max(peak, rss())
+    assert.ok(peak - start < 120, `the supervisor grew from ${start.toFixed(0)} to ${peak.toFixed(0)} MiB`)
+    const echo = await sb.processes.spawn('echo served')
+    assert.equal((await echo.wait()).stdout, 'served\n')
+    // Reading again, the client gets output up to the end (the part it fell behind by is what the
+    // supervisor still retains) and then the exit.
+    c.socket.resume()
+    let text = ''
+    for (;;) {
+      const m = await c.next()
+      assert.notEqual(m, 'closed')
+      if (m.t !== 'event' || m.pid !== pid) continue
+      if (m.kind === 'out') text += m.data
+      if (m.kind === 'exit') {
+        assert.equal(m.result.exitCode, 0)
+        break
+      }
+    }
+    assert.ok(text.startsWith('1\n2\n3\n'), text.slice(0, 20))
+    assert.ok(text.endsWith(`\n${lines - 1}\n${lines}\n`), text.slice(-30))
+    c.socket.destroy()
+    await sb._stop()
+  })
 })

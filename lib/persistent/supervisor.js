@@ -23,6 +23,7 @@ const errors = require('../errors')
 const protocol = require('./protocol')
 const { decodeValue } = require('./values')
 const { serveSocket } = require('./connection')
+const { Tail } = require('./tail')
 
 const config = JSON.parse(process.argv[2])
 const startedAt = Date.now()
@@ -32,31 +33,6 @@ const containment = binding.resolveContainment('auto')
 const MAX_EXITED = 1000
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
-
-/** The last `max` bytes of a stream's text, as whole chunks plus a trim at read time. */
-class Tail {
-  constructor(max) {
-    this.max = max
-    this.chunks = []
-    this.bytes = 0
-  }
-
-  append(text) {
-    const n = Buffer.byteLength(text)
-    this.chunks.push([text, n])
-    this.bytes += n
-    while (this.chunks.length > 1 && this.bytes - this.chunks[0][1] >= this.max) this.bytes -= this.chunks.shift()[1]
-  }
-
-  toString() {
-    const all = this.chunks.map((c) => c[0]).join('')
-    if (this.bytes <= this.max) return all
-    const buf = Buffer.from(all)
-    let start = buf.length - this.max
-    while (start < buf.length && (buf[start] & 0xc0) === 0x80) start++ // not inside a character
-    return buf.subarray(start).toString()
-  }
-}
 
 /** Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as in-process). */
 function retention(v) {
@@ -77,7 +53,7 @@ function info(rec) {
 
 function output(rec, stream, data) {
   rec.tails[stream].append(data)
-  for (const c of rec.subscribers) c.send({ t: 'event', pid: rec.pid, kind: 'out', stream, data })
+  for (const c of rec.subscribers) c.output(rec, stream, data)
 }
 
 function settle(rec, exit) {
@@ -87,10 +63,16 @@ function settle(rec, exit) {
   rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
   if (exit.timedOut) rec.result.timedOut = true
   if (exitCode === 128 || exit.timedOut) rec.result.killed = true
-  for (const c of rec.subscribers) c.send({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
-  if (rec.released) records.delete(rec.pid)
+  for (const c of rec.subscribers) c.exited(rec)
+  if (rec.released) forget(rec)
   const exited = [...records.values()].filter((r) => r.result !== undefined)
-  for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) records.delete(r.pid)
+  for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) forget(r)
+}
+
+/** Drops an exited process, and the clients' hold on its retained text. */
+function forget(rec) {
+  records.delete(rec.pid)
+  for (const c of rec.subscribers) c.unsubscribe(rec)
 }
 
 function recordOf(pid) {
@@ -101,7 +83,7 @@ function recordOf(pid) {
 
 /** What `attach` and `spawn` answer: the process, its retained text, its result once exited. */
 function attached(rec, client) {
-  rec.subscribers.add(client)
+  client.subscribe(rec)
   return { ...info(rec), stdinMode: rec.stdinMode, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
 }
 
@@ -142,14 +124,15 @@ const ops = Object.assign(Object.create(null), {
   attach: (client, a) => attached(recordOf(a.pid), client),
 
   unsubscribe(client, a) {
-    records.get(String(a.pid))?.subscribers.delete(client)
+    const rec = records.get(String(a.pid))
+    if (rec) client.unsubscribe(rec)
   },
 
   release(client, a) {
     const rec = records.get(String(a.pid))
     if (!rec) return
     rec.released = true
-    if (rec.result !== undefined) records.delete(rec.pid)
+    if (rec.result !== undefined) forget(rec)
   },
 
   async kill(client, a) {
@@ -251,10 +234,7 @@ function accept(socket) {
     ops,
     greeting: ops.info,
     opened: (client) => clients.add(client),
-    closed(client) {
-      clients.delete(client)
-      for (const rec of records.values()) rec.subscribers.delete(client)
-    },
+    closed: (client) => clients.delete(client),
   })
 }
 
