@@ -27,9 +27,11 @@ class RemoteProcessView {
     const options = args[args.length - 1]
     const signal = options && typeof options === 'object' && !(options instanceof RegExp) ? options.signal : undefined
     if (signal !== undefined) checkSignal(signal, 'signal')
+    // Checked before anything is sent: a call made and then dropped would reject later, with
+    // nobody listening, and end this Node process.
+    if (signal && signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
     const call = this._conn.call('view', { pid: this._pid, method, args })
     if (!signal) return call
-    if (signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
     return new Promise((resolve, reject) => {
       const onAbort = () => reject(new errors.ProcessAbortedError(`${method} was aborted`))
       signal.addEventListener('abort', onAbort, { once: true })

@@ -26,28 +26,71 @@ function encode(message) {
   return Buffer.concat([head, body])
 }
 
-/** Reassembles frames from a byte stream. `push` returns the messages completed by `chunk`. */
+/**
+ * Reassembles frames from a byte stream. `push` returns the messages completed by `chunk`. The
+ * pieces of a frame are kept as they came and joined once, when the frame is complete: joining
+ * them at every piece made a large frame cost the square of its number of pieces.
+ */
 class FrameReader {
   constructor() {
     this.chunks = []
     this.size = 0
+    /** The body length of the frame being read, once its 4-byte head is in. */
+    this.need = -1
   }
 
   push(chunk) {
-    this.chunks.push(chunk)
-    this.size += chunk.length
-    const out = []
-    while (this.size >= 4) {
-      const buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
-      this.chunks = [buf]
-      const len = buf.readUInt32BE(0)
-      if (len > MAX_FRAME) throw new errors.SandboxProtocolError(`a frame of ${len} bytes is over the limit of ${MAX_FRAME}`)
-      if (buf.length < 4 + len) break
-      out.push(JSON.parse(buf.subarray(4, 4 + len).toString('utf8')))
-      const rest = buf.subarray(4 + len)
-      this.chunks = rest.length > 0 ? [rest] : []
-      this.size = rest.length
+    if (chunk.length > 0) {
+      this.chunks.push(chunk)
+      this.size += chunk.length
     }
+    const out = []
+    for (;;) {
+      if (this.need < 0) {
+        if (this.size < 4) break
+        const len = this.take(4).readUInt32BE(0)
+        if (len > MAX_FRAME) throw new errors.SandboxProtocolError(`a frame of ${len} bytes is over the limit of ${MAX_FRAME}`)
+        this.need = len
+      }
+      if (this.size < this.need) break
+      const body = this.take(this.need)
+      this.need = -1
+      let message
+      try {
+        message = JSON.parse(body.toString('utf8'))
+      } catch (e) {
+        throw new errors.SandboxProtocolError(`a frame is not JSON: ${e.message}`)
+      }
+      out.push(message)
+    }
+    return out
+  }
+
+  /** The next `n` bytes (all buffered): a view when one piece holds them, else one copy. */
+  take(n) {
+    const first = this.chunks[0]
+    let out
+    if (first.length >= n) {
+      out = first.subarray(0, n)
+      if (first.length === n) this.chunks.shift()
+      else this.chunks[0] = first.subarray(n)
+    } else {
+      const parts = []
+      let got = 0
+      while (got < n) {
+        const c = this.chunks[0]
+        if (got + c.length <= n) {
+          parts.push(this.chunks.shift())
+          got += c.length
+        } else {
+          parts.push(c.subarray(0, n - got))
+          this.chunks[0] = c.subarray(n - got)
+          got = n
+        }
+      }
+      out = Buffer.concat(parts, n)
+    }
+    this.size -= n
     return out
   }
 }

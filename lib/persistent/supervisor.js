@@ -21,7 +21,9 @@ const { request } = require('../manager')
 const { ProcessHandle: CoreProcessHandle } = require('../handle')
 const errors = require('../errors')
 const protocol = require('./protocol')
-const { encodeValue, decodeValue } = require('./values')
+const { decodeValue } = require('./values')
+const { serveSocket } = require('./connection')
+const { Tail } = require('./tail')
 
 const config = JSON.parse(process.argv[2])
 const startedAt = Date.now()
@@ -31,31 +33,6 @@ const containment = binding.resolveContainment('auto')
 const MAX_EXITED = 1000
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
-
-/** The last `max` bytes of a stream's text, as whole chunks plus a trim at read time. */
-class Tail {
-  constructor(max) {
-    this.max = max
-    this.chunks = []
-    this.bytes = 0
-  }
-
-  append(text) {
-    const n = Buffer.byteLength(text)
-    this.chunks.push([text, n])
-    this.bytes += n
-    while (this.chunks.length > 1 && this.bytes - this.chunks[0][1] >= this.max) this.bytes -= this.chunks.shift()[1]
-  }
-
-  toString() {
-    const all = this.chunks.map((c) => c[0]).join('')
-    if (this.bytes <= this.max) return all
-    const buf = Buffer.from(all)
-    let start = buf.length - this.max
-    while (start < buf.length && (buf[start] & 0xc0) === 0x80) start++ // not inside a character
-    return buf.subarray(start).toString()
-  }
-}
 
 /** Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as in-process). */
 function retention(v) {
@@ -74,13 +51,9 @@ function info(rec) {
   return out
 }
 
-function send(client, message) {
-  if (!client.socket.destroyed) client.socket.write(protocol.encode(message))
-}
-
 function output(rec, stream, data) {
   rec.tails[stream].append(data)
-  for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'out', stream, data })
+  for (const c of rec.subscribers) c.output(rec, stream, data)
 }
 
 function settle(rec, exit) {
@@ -90,10 +63,16 @@ function settle(rec, exit) {
   rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
   if (exit.timedOut) rec.result.timedOut = true
   if (exitCode === 128 || exit.timedOut) rec.result.killed = true
-  for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
-  if (rec.released) records.delete(rec.pid)
+  for (const c of rec.subscribers) c.exited(rec)
+  if (rec.released) forget(rec)
   const exited = [...records.values()].filter((r) => r.result !== undefined)
-  for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) records.delete(r.pid)
+  for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) forget(r)
+}
+
+/** Drops an exited process, and the clients' hold on its retained text. */
+function forget(rec) {
+  records.delete(rec.pid)
+  for (const c of rec.subscribers) c.unsubscribe(rec)
 }
 
 function recordOf(pid) {
@@ -104,14 +83,15 @@ function recordOf(pid) {
 
 /** What `attach` and `spawn` answer: the process, its retained text, its result once exited. */
 function attached(rec, client) {
-  rec.subscribers.add(client)
+  client.subscribe(rec)
   return { ...info(rec), stdinMode: rec.stdinMode, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
 }
 
 /** The Processes API methods a client may call on a process's view. */
 const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize'])
 
-const ops = {
+/** The calls a client may make (checked by ./calls.js); no prototype, so no `constructor` or `__proto__`. */
+const ops = Object.assign(Object.create(null), {
   info: () => ({ id: config.id, workingDirectory: config.workingDirectory, startedAt, expiresAt, pid: process.pid }),
 
   async spawn(client, a) {
@@ -144,14 +124,15 @@ const ops = {
   attach: (client, a) => attached(recordOf(a.pid), client),
 
   unsubscribe(client, a) {
-    records.get(String(a.pid))?.subscribers.delete(client)
+    const rec = records.get(String(a.pid))
+    if (rec) client.unsubscribe(rec)
   },
 
   release(client, a) {
     const rec = records.get(String(a.pid))
     if (!rec) return
     rec.released = true
-    if (rec.result !== undefined) records.delete(rec.pid)
+    if (rec.result !== undefined) forget(rec)
   },
 
   async kill(client, a) {
@@ -226,23 +207,11 @@ const ops = {
   async shutdown() {
     await end('stopped')
   },
-}
+})
 
 function stdinCheck(rec) {
   if (rec.result !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${rec.pid} has already exited with code ${rec.result.exitCode}`)
   if (rec.stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${rec.pid} does not have stdin available`)
-}
-
-async function serve(client, message) {
-  if (message.t !== 'call') return
-  const op = ops[message.op]
-  try {
-    if (!op) throw new errors.SandboxProtocolError(`this supervisor (procvisor ${protocol.VERSION}) has no call ${message.op}`)
-    const value = await op(client, message.args || {})
-    send(client, { t: 'reply', id: message.id, value: encodeValue(value) })
-  } catch (e) {
-    send(client, { t: 'reply', id: message.id, error: protocol.fromError(e) })
-  }
 }
 
 function accept(socket) {
@@ -261,35 +230,11 @@ function accept(socket) {
     socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
     return
   }
-  const client = { socket, greeted: false, streams: new Map(), nextStream: 1 }
-  const frames = new protocol.FrameReader()
-  socket.on('data', (chunk) => {
-    let messages
-    try {
-      messages = frames.push(chunk)
-    } catch (e) {
-      socket.destroy()
-      return
-    }
-    for (const m of messages) {
-      if (!client.greeted) {
-        const why = protocol.helloMismatch(m, 'the client')
-        if (why) {
-          socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_PROTOCOL_MISMATCH', message: why, protocol: protocol.PROTOCOL, version: protocol.VERSION }))
-          return
-        }
-        client.greeted = true
-        clients.add(client)
-        send(client, protocol.hello({ sandbox: ops.info() }))
-        continue
-      }
-      serve(client, m)
-    }
-  })
-  socket.on('close', () => {
-    clients.delete(client)
-    for (const rec of records.values()) rec.subscribers.delete(client)
-    for (const st of client.streams.values()) st.reader.cancel().catch(() => {})
+  serveSocket(socket, {
+    ops,
+    greeting: ops.info,
+    opened: (client) => clients.add(client),
+    closed: (client) => clients.delete(client),
   })
 }
 
@@ -311,7 +256,7 @@ async function finish(reason) {
       console.error(`procvisor sandbox ${config.id}: capturing the checkpoint at the end of the lifetime failed: ${e.message}`)
     }
   }
-  for (const c of clients) send(c, { t: 'event', kind: 'ended', reason })
+  for (const c of clients) c.send({ t: 'event', kind: 'ended', reason })
   // Asked before the server closes, which unlinks the socket file.
   const owned = ownsSocket()
   server.close()

@@ -1,0 +1,237 @@
+// Persistent sandboxes against clients that misbehave: frames that are not what the protocol
+// says, clients that stop reading, data larger than a frame, waits given an aborted signal. The
+// supervisor must serve every other client on, its processes untouched.
+import { afterEach, beforeEach, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import * as fs from 'node:fs'
+import * as net from 'node:net'
+import * as path from 'node:path'
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { NativeLocalSandbox } from 'procvisor/mastra'
+import { ROOT, alive, tempDir } from './helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const protocol = require('../../lib/persistent/protocol.js')
+const { Connection } = require('../../lib/persistent/client.js')
+
+let tmp
+let made = []
+const freshId = () => `hostile-${randomBytes(6).toString('hex')}`
+
+beforeEach(() => {
+  tmp = tempDir('procvisor-hostile-')
+})
+
+afterEach(async () => {
+  for (const { sb, socketPath } of made.splice(0)) {
+    await sb._destroy().catch(() => {})
+    const conn = await Connection.open(socketPath).catch(() => null)
+    if (conn) await conn.call('shutdown').catch(() => {})
+  }
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+/** A started persistent sandbox, and the socket its client found the supervisor on. */
+async function started() {
+  const sb = new NativeLocalSandbox({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 120_000 })
+  await sb.start()
+  made.push({ sb, socketPath: sb._conn.socketPath })
+  return { sb, socketPath: sb._conn.socketPath }
+}
+
+/**
+ * A client that speaks raw frames: `hello()` greets, `send()` writes a message or raw bytes,
+ * `next()` resolves with the next frame or `'closed'`.
+ */
+function raw(socketPath) {
+  const socket = net.connect(socketPath)
+  const frames = new protocol.FrameReader()
+  const queue = []
+  const waiting = []
+  const deliver = (m) => (waiting.length ? waiting.shift()(m) : queue.push(m))
+  socket.on('data', (d) => {
+    let ms
+    try {
+      ms = frames.push(d)
+    } catch {
+      return
+    }
+    for (const m of ms) deliver(m)
+  })
+  socket.on('error', () => {})
+  socket.on('close', () => deliver('closed'))
+  const c = {
+    socket,
+    send: (m) => socket.write(Buffer.isBuffer(m) ? m : protocol.encode(m)),
+    next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiting.push(r))),
+    async hello() {
+      await new Promise((r, j) => {
+        socket.once('connect', r)
+        socket.once('error', j)
+      })
+      c.send(protocol.hello())
+      const h = await c.next()
+      assert.equal(h.t, 'hello')
+      return c
+    },
+  }
+  return c
+}
+
+/** A frame with this body, however malformed. */
+const frame = (text) => {
+  const body = Buffer.from(text)
+  const head = Buffer.alloc(4)
+  head.writeUInt32BE(body.length, 0)
+  return Buffer.concat([head, body])
+}
+
+describe('persistent sandboxes against misbehaving clients', () => {
+  it('a malformed frame gets an error reply or a disconnect; the supervisor, its processes and other clients go on', async () => {
+    const { sb, socketPath } = await started()
+    const supervisor = sb.supervisorPid
+    const sleeper = await sb.processes.spawn('sleep 300')
+    const pid = sleeper.pid
+    const huge = Buffer.alloc(4)
+    huge.writeUInt32BE(0xffffffff, 0)
+    const cases = [
+      ['not JSON', frame('{x')],
+      ['null', frame('null')],
+      ['a number', frame('42')],
+      ['a string', frame('"call"')],
+      ['an array', frame('[1,2]')],
+      ['a huge length', huge],
+      ['no fields', { t: 'call' }],
+      ['an unknown type', { t: 'reply', id: 1, value: 1 }],
+      ['a second hello', protocol.hello()],
+      ['an id that is an object', { t: 'call', id: { x: 1 }, op: 'list' }],
+      ['op __proto__', { t: 'call', id: 1, op: '__proto__' }],
+      ['op constructor', { t: 'call', id: 2, op: 'constructor' }],
+      ['op toString', { t: 'call', id: 3, op: 'toString' }],
+      ['op hasOwnProperty', { t: 'call', id: 4, op: 'hasOwnProperty', args: {} }],
+      ['op a number', { t: 'call', id: 5, op: 7 }],
+      ['args a number', { t: 'call', id: 6, op: 'attach', args: 5 }],
+      ['args null', { t: 'call', id: 7, op: 'attach', args: null }],
+      ['pid an object', { t: 'call', id: 8, op: 'attach', args: { pid: { toString: 1 } } }],
+      ['view args not a list', { t: 'call', id: 9, op: 'view', args: { pid, method: 'status', args: 7 } }],
+      ['view method constructor', { t: 'call', id: 10, op: 'view', args: { pid, method: 'constructor' } }],
+      ['view method not a string', { t: 'call', id: 11, op: 'view', args: { pid, method: ['status'] } }],
+      ['stdin data a number', { t: 'call', id: 12, op: 'stdin', args: { pid, data: 5 } }],
+      ['spawn command a number', { t: 'call', id: 13, op: 'spawn', args: { command: 5 } }],
+      ['spawn fields of the wrong types', { t: 'call', id: 14, op: 'spawn', args: { command: 'true', argv: 'x', env: 5, cwd: 7, timeout: 'x', pty: 'x' } }],
+      ['spawn env values not strings', { t: 'call', id: 15, op: 'spawn', args: { command: 'true', env: { A: {} } } }],
+      ['spawn values the launch refuses', { t: 'call', id: 20, op: 'spawn', args: { command: 'true', pty: 'x', timeout: -1, stdinMode: 'bogus' } }],
+      ['spawn a pty of no size', { t: 'call', id: 21, op: 'spawn', args: { command: 'true', pty: { cols: -5, rows: 1e12 } } }],
+      ['spawn a cwd that is not there', { t: 'call', id: 22, op: 'spawn', args: { command: 'true', cwd: '/nonexistent/x' } }],
+      ['logsRead stream __proto__', { t: 'call', id: 16, op: 'logsRead', args: { stream: '__proto__' } }],
+      ['logsOpen options a bad pattern', { t: 'call', id: 17, op: 'logsOpen', args: { pid, options: { $re: [5, 'zz'] } } }],
+      ['kill a bad signal', { t: 'call', id: 18, op: 'kill', args: { pid, signal: { $buf: 1 } } }],
+      ['a deep value', frame(`{"t":"call","id":19,"op":"view","args":{"pid":"${pid}","method":"status","args":[${'['.repeat(100000)}${']'.repeat(100000)}]}}`)],
+    ]
+    for (const [what, bad] of cases) {
+      const c = await raw(socketPath).hello()
+      c.send(bad)
+      const answer = await c.next()
+      // Either an error reply to that call, or a refusal that says why, then the disconnect.
+      assert.notEqual(answer, 'closed', `${what}: told why`)
+      const error = answer.t === 'reply' ? answer.error : answer
+      assert.ok(answer.t === 'refused' || answer.t === 'reply', `${what}: got ${JSON.stringify(answer).slice(0, 200)}`)
+      assert.equal(typeof error?.code, 'string', `${what}: a typed error, got ${JSON.stringify(answer).slice(0, 200)}`)
+      if (answer.t === 'refused') assert.equal(await c.next(), 'closed', `${what}: then disconnected`)
+      c.socket.destroy()
+      assert.equal(alive(supervisor), true, `the supervisor lives on after ${what}`)
+      assert.equal(alive(Number(pid)), true, `its process lives on after ${what}`)
+    }
+    // The first client was never disturbed.
+    const echo = await sb.processes.spawn('echo still here')
+    assert.equal((await echo.wait()).stdout, 'still here\n')
+    assert.deepEqual((await sb.processes.list()).map((p) => p.pid).sort(), [pid, echo.pid].sort())
+    await sb._stop()
+  })
+
+  it('a remote wait given an aborted signal rejects at once and leaves no rejection behind to end Node', async () => {
+    // In a Node process of its own: an unhandled rejection there exits it with code 1.
+    const id = freshId()
+    const wd = path.join(tmp, 'wd')
+    const code = `
+      import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}
+      const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, timeoutMs: 60000 })
+      await sb.start()
+      try {
+        const p = await sb.processes.spawn('sleep 30')
+        const signal = AbortSignal.abort()
+        const h = p.nativeHandle
+        const results = {}
+        for (const [name, call] of Object.entries({
+          waitForPort: () => h.waitForPort(1, { signal, timeout: 300 }),
+          waitForLog: () => h.waitForLog('never', { signal, timeout: 300 }),
+          waitForExit: () => h.waitForExit({ signal, timeout: 300 }),
+          output: () => h.output({ signal, timeout: 300 }),
+        })) {
+          try {
+            await call()
+            results[name] = 'resolved'
+          } catch (e) {
+            results[name] = e.code
+          }
+        }
+        // Long enough for any wait the supervisor was asked for to time out.
+        await new Promise((r) => setTimeout(r, 1500))
+        console.log(JSON.stringify(results))
+      } finally {
+        await sb.stop()
+      }`
+    const { exitCode, stdout, stderr } = await new Promise((resolve) => {
+      const p = execFile(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, timeout: 30_000 }, (error, stdout, stderr) =>
+        resolve({ exitCode: p.exitCode, stdout, stderr }),
+      )
+    })
+    assert.equal(exitCode, 0, stderr)
+    assert.deepEqual(JSON.parse(stdout), { waitForPort: 'PROCESS_ABORTED', waitForLog: 'PROCESS_ABORTED', waitForExit: 'PROCESS_ABORTED', output: 'PROCESS_ABORTED' })
+  })
+
+  it('a client that stops reading while a process floods: bounded supervisor memory, the others served, the output caught up later', async () => {
+    const { sb, socketPath } = await started()
+    const supervisor = sb.supervisorPid
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${supervisor}/status`, 'utf8'))[1]) / 1024
+    const start = rss()
+    const c = await raw(socketPath).hello()
+    // 169 MB of output to a client that reads nothing more after the spawn's reply.
+    const lines = 20_000_000
+    c.send({ t: 'call', id: 1, op: 'spawn', args: { command: `seq 1 ${lines}`, env: { PATH: process.env.PATH } } })
+    const reply = await c.next()
+    c.socket.pause()
+    const pid = reply.value.pid
+    let peak = start
+    for (;;) {
+      peak = Math.max(peak, rss())
+      const p = (await sb.processes.list()).find((x) => x.pid === pid)
+      if (!p.running) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    peak = Math.max(peak, rss())
+    assert.ok(peak - start < 120, `the supervisor grew from ${start.toFixed(0)} to ${peak.toFixed(0)} MiB`)
+    const echo = await sb.processes.spawn('echo served')
+    assert.equal((await echo.wait()).stdout, 'served\n')
+    // Reading again, the client gets output up to the end (the part it fell behind by is what the
+    // supervisor still retains) and then the exit.
+    c.socket.resume()
+    let text = ''
+    for (;;) {
+      const m = await c.next()
+      assert.notEqual(m, 'closed')
+      if (m.t !== 'event' || m.pid !== pid) continue
+      if (m.kind === 'out') text += m.data
+      if (m.kind === 'exit') {
+        assert.equal(m.result.exitCode, 0)
+        break
+      }
+    }
+    assert.ok(text.startsWith('1\n2\n3\n'), text.slice(0, 20))
+    assert.ok(text.endsWith(`\n${lines - 1}\n${lines}\n`), text.slice(-30))
+    c.socket.destroy()
+    await sb._stop()
+  })
+})

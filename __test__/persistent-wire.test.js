@@ -1,0 +1,70 @@
+'use strict'
+// The wire of persistent sandboxes, without a supervisor: frames reassembled from a byte stream
+// however it is cut, at a cost that grows with the frame, not with the number of pieces.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const protocol = require('../lib/persistent/protocol')
+
+/** Counts the bytes Buffer.concat copies while `fn` runs. */
+function copiedBytes(fn) {
+  const concat = Buffer.concat
+  let bytes = 0
+  Buffer.concat = function (list, total) {
+    const out = concat.call(this, list, total)
+    bytes += out.length
+    return out
+  }
+  try {
+    return { result: fn(), bytes }
+  } finally {
+    Buffer.concat = concat
+  }
+}
+
+test('a frame fed in many small pieces is reassembled once, not copied again at every piece', () => {
+  const text = 'x'.repeat(4 * 1024 * 1024)
+  const frame = protocol.encode({ t: 'event', data: text })
+  const { result, bytes } = copiedBytes(() => {
+    const reader = new protocol.FrameReader()
+    const out = []
+    for (let i = 0; i < frame.length; i += 1024) out.push(...reader.push(frame.subarray(i, i + 1024)))
+    return out
+  })
+  assert.equal(result.length, 1)
+  assert.equal(result[0].data, text)
+  assert.ok(bytes <= 2 * frame.length, `copied ${bytes} bytes to reassemble a frame of ${frame.length}`)
+})
+
+test('frames cut anywhere, several to a piece or one split across pieces, arrive whole and in order', () => {
+  const messages = Array.from({ length: 50 }, (_, i) => ({ t: 'event', i, data: 'é'.repeat(i * 37) }))
+  const bytes = Buffer.concat(messages.map(protocol.encode))
+  for (const size of [1, 2, 3, 5, 7, 64, 1000, bytes.length]) {
+    const reader = new protocol.FrameReader()
+    const out = []
+    for (let i = 0; i < bytes.length; i += size) out.push(...reader.push(bytes.subarray(i, i + size)))
+    assert.deepEqual(out, messages, `pieces of ${size} bytes`)
+  }
+})
+
+test('a length over the limit or a body that is not JSON is a protocol error, before any allocation', () => {
+  const huge = Buffer.alloc(4)
+  huge.writeUInt32BE(protocol.MAX_FRAME + 1, 0)
+  assert.throws(() => new protocol.FrameReader().push(huge), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH')
+  const bad = Buffer.from('\0\0\0\x03{x}', 'latin1')
+  assert.throws(() => new protocol.FrameReader().push(bad), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH' && /JSON/.test(e.message))
+})
+
+test("a stream's tail hands a client that fell behind whole chunks from its offset, or from the oldest it keeps", () => {
+  const { Tail } = require('../lib/persistent/tail')
+  const tail = new Tail(10)
+  for (const text of ['aaaa', 'bbbb', 'cccc', 'dddd']) tail.append(text)
+  assert.equal(tail.end, 16)
+  assert.equal(tail.toString(), 'bbccccdddd')
+  // Offset 0 was dropped: the oldest chunk kept comes first.
+  assert.deepEqual(tail.since(0, 1), { text: 'bbbb', next: 8 })
+  assert.deepEqual(tail.since(8, 8), { text: 'ccccdddd', next: 16 })
+  assert.deepEqual(tail.since(8, 5), { text: 'cccc', next: 12 })
+  assert.equal(tail.since(16, 100), null)
+  tail.append('é')
+  assert.deepEqual(tail.since(16, 100), { text: 'é', next: 18 })
+})
