@@ -327,7 +327,8 @@ function defineMastraClasses(workspace) {
       const conn = this.sandbox._connection()
       const retained = o.maxRetainedBytes === Infinity ? 'Infinity' : o.maxRetainedBytes
       let handle
-      const args = { command, ...spec, timeout: o.timeout ? o.timeout : undefined, stdinMode: o.stdinMode, pty: o.pty, maxRetainedBytes: retained }
+      // Resolved here, against this Node process's directory: the supervisor's is another.
+      const args = { command, ...spec, cwd: path.resolve(spec.cwd), timeout: o.timeout ? o.timeout : undefined, stdinMode: o.stdinMode, pty: o.pty, maxRetainedBytes: retained }
       await conn.call('spawn', args, (answer) => {
         handle = new RemoteProcessHandle(o, conn, answer)
       })
@@ -347,6 +348,12 @@ function defineMastraClasses(workspace) {
       // Before anything is built: a bad value is a typed error, not a sandbox that half works.
       const lifecycle = binding.checkLifecycleOptions(o)
       super(o) // wires a LocalProcessManager that is replaced below and never used
+      if (lifecycle.persistent) {
+        // The supervisor runs in the working directory: a relative path sent there would be
+        // resolved a second time, against the wrong directory.
+        this.setWorkingDirectory(path.resolve(this.workingDirectory))
+        this._checkpointsDirectory = path.resolve(this._checkpointsDirectory)
+      }
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
@@ -473,7 +480,7 @@ function defineMastraClasses(workspace) {
         workingDirectory: path.resolve(this.workingDirectory),
         socketPath: socketPath(this.id),
         timeoutMs: this._timeoutMs,
-        snapshot: this._snapshotOnStop ? { checkpointsDirectory: this._checkpointsDirectory, checkpointName: this._checkpointName } : null,
+        snapshot: this._snapshotOnStop ? { checkpointsDirectory: path.resolve(this._checkpointsDirectory), checkpointName: this._checkpointName } : null,
       }
     }
 
