@@ -35,7 +35,7 @@ const {
 } = require('./lib/errors.js')
 const { Connection, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
-const { socketPath } = require('./lib/persistent/protocol.js')
+const { socketPath } = require('./lib/persistent/location.js')
 const { binding } = require('./lib/native.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')

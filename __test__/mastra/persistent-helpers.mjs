@@ -9,7 +9,7 @@ import { ROOT } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { Connection } = require('../../lib/persistent/client.js')
-const protocol = require('../../lib/persistent/protocol.js')
+const location = require('../../lib/persistent/location.js')
 
 /** A fresh id, so that no two tests (or runs) share a supervisor. */
 export const freshId = () => `persist-${randomBytes(6).toString('hex')}`
@@ -37,9 +37,18 @@ export function child(children, code, { cwd = ROOT, env = process.env } = {}) {
   return { proc: p, first, exited: new Promise((r) => p.once('close', (code, signal) => r({ code, signal, err }))) }
 }
 
+/** The socket of sandbox `id` for a Node process with the environment `env`. */
+export const socketFor = (id, env = process.env) => location.socketPath(id, location.socketDirectory(env))
+
 /** Stops, through a fresh connection, a supervisor a failed test left running for `id`. */
-export async function sweep(id) {
-  const conn = await Connection.open(protocol.socketPath(id)).catch(() => null)
+export async function sweep(id, env = process.env) {
+  let sock
+  try {
+    sock = socketFor(id, env)
+  } catch {
+    return
+  }
+  const conn = await Connection.open(sock).catch(() => null)
   if (conn) await conn.call('shutdown').catch(() => {})
 }
 

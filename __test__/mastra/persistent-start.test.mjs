@@ -6,7 +6,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { alive, eventually, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, sweep } from './persistent-helpers.mjs'
+import { IMPORT, child, freshId, socketFor, sweep } from './persistent-helpers.mjs'
 
 let tmp
 let ids = []
@@ -18,14 +18,37 @@ beforeEach(() => {
 
 afterEach(async () => {
   for (const p of children.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
-  for (const id of ids.splice(0)) await sweep(id)
+  for (const [id, env] of ids.splice(0)) await sweep(id, env)
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const newId = () => {
+/** A fresh id, swept after the test with the environment its Node processes had. */
+const newId = (env = process.env) => {
   const id = freshId()
-  ids.push(id)
+  ids.push([id, env])
   return id
+}
+
+/** A directory at `dir` with `mode`, whatever the umask. */
+function dirWithMode(dir, mode) {
+  fs.mkdirSync(dir, { recursive: true })
+  fs.chmodSync(dir, mode)
+  return dir
+}
+
+/** Starts sandbox `id` in a Node process with `env`, runs `echo`, prints the socket dir's listing. */
+function startIn(id, env, { cwd = tmp } = {}) {
+  return child(
+    children,
+    `${IMPORT}
+    const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(path.join(tmp, 'wd'))}, persistent: true, timeoutMs: 60000 })
+    const { outcome } = await sb.start()
+    const p = await sb.processes.spawn('echo ok')
+    const r = await p.wait()
+    console.log(JSON.stringify({ outcome, stdout: r.stdout, supervisor: sb.supervisorPid, preloaded: globalThis.preloaded === true }))
+    await sb.stop()`,
+    { cwd, env },
+  )
 }
 
 describe('starting a persistent sandbox', () => {
@@ -52,5 +75,38 @@ describe('starting a persistent sandbox', () => {
     assert.equal(fs.readFileSync(path.join(tmp, 'ckpt', names[0], 'file.txt'), 'utf8'), 'kept\n')
     assert.equal(a.pwd, path.join(tmp, 'ws', 'sub'))
     assert.equal(a.wd, path.join(tmp, 'ws'))
+  })
+
+  it('starts the supervisor without the caller\'s NODE_OPTIONS (a cwd-relative --require)', async () => {
+    fs.writeFileSync(path.join(tmp, 'preload.cjs'), 'globalThis.preloaded = true\n')
+    const env = { ...process.env, NODE_OPTIONS: '--require ./preload.cjs' }
+    const id = newId(env)
+    const c = startIn(id, env)
+    const a = await c.first
+    assert.equal(a.preloaded, true, 'the caller itself ran with its NODE_OPTIONS')
+    assert.deepEqual([a.outcome, a.stdout], ['created', 'ok\n'])
+    assert.equal((await c.exited).code, 0)
+  })
+
+  it('passes over a runtime directory that others may write to, or that another user owns', async () => {
+    const temp = dirWithMode(path.join(tmp, 't'), 0o700)
+    const fallback = path.join(temp, `procvisor-${process.getuid()}`)
+    const open = dirWithMode(path.join(tmp, 'open'), 0o777)
+    const env = { ...process.env, XDG_RUNTIME_DIR: open, TMPDIR: temp }
+    const id = newId(env)
+    const c = startIn(id, env)
+    assert.equal((await c.first).stdout, 'ok\n')
+    assert.equal((await c.exited).code, 0)
+    assert.equal(fs.existsSync(path.join(open, 'procvisor')), false, 'no socket directory in a world-writable runtime directory')
+    assert.equal(fs.statSync(fallback).mode & 0o777, 0o700)
+    assert.equal(path.dirname(socketFor(id, env)), fallback)
+    // A private runtime directory is used; one of another user is not.
+    const mine = dirWithMode(path.join(tmp, 'mine'), 0o700)
+    assert.equal(path.dirname(socketFor(id, { XDG_RUNTIME_DIR: mine, TMPDIR: temp })), path.join(mine, 'procvisor'))
+    if (process.getuid() === 0) {
+      const theirs = dirWithMode(path.join(tmp, 'theirs'), 0o700)
+      fs.chownSync(theirs, 65534, 65534)
+      assert.equal(path.dirname(socketFor(id, { XDG_RUNTIME_DIR: theirs, TMPDIR: temp })), fallback)
+    }
   })
 })
