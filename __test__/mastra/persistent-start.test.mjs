@@ -109,4 +109,23 @@ describe('starting a persistent sandbox', () => {
       assert.equal(path.dirname(socketFor(id, { XDG_RUNTIME_DIR: theirs, TMPDIR: temp })), fallback)
     }
   })
+
+  it('puts the socket somewhere shorter when the runtime directory would make its path too long', async () => {
+    const temp = dirWithMode(path.join(tmp, 't'), 0o700)
+    const long = dirWithMode(path.join(tmp, 'r'.repeat(90)), 0o700)
+    const env = { ...process.env, XDG_RUNTIME_DIR: long, TMPDIR: temp }
+    const id = newId(env)
+    const c = startIn(id, env)
+    const a = await c.first
+    assert.deepEqual([a.outcome, a.stdout], ['created', 'ok\n'])
+    assert.equal((await c.exited).code, 0, (await c.exited).err)
+    assert.deepEqual(fs.readdirSync(long), [], 'nothing was left in the runtime directory')
+    const sock = socketFor(id, env)
+    assert.equal(path.dirname(sock), path.join(temp, `procvisor-${process.getuid()}`))
+    assert.ok(Buffer.byteLength(sock) <= 107)
+    // With the temp directory too long as well, /tmp is the last place.
+    const longTemp = dirWithMode(path.join(tmp, 't'.repeat(90)), 0o700)
+    assert.equal(path.dirname(socketFor(id, { XDG_RUNTIME_DIR: long, TMPDIR: longTemp })), `/tmp/procvisor-${process.getuid()}`)
+    assert.deepEqual(fs.readdirSync(longTemp), [])
+  })
 })

@@ -13,6 +13,10 @@ const errors = require('../errors')
 
 /** The longest id of a persistent sandbox, in characters. */
 const MAX_ID_LENGTH = 128
+/** The bytes a socket path may have: `sun_path` less its terminating NUL (108 on Linux, 104 on macOS). */
+const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103
+/** The name of a socket file: `sandbox-` and 32 hex digits of the id's hash, then `.sock`. */
+const SOCKET_NAME_LENGTH = 'sandbox-'.length + 32 + '.sock'.length
 
 /**
  * Checks the id of a persistent sandbox: a string of 1 to 128 characters, none of them a control
@@ -51,15 +55,36 @@ function runtimeBase(env, uid) {
   return null
 }
 
+/** The places the socket directory may be, best first: the runtime directory, then the temp directories. */
+function candidates(env, uid) {
+  const out = []
+  const runtime = runtimeBase(env, uid)
+  if (runtime) out.push(path.join(runtime, 'procvisor'))
+  out.push(path.join(tempBase(env), `procvisor-${uid}`))
+  out.push(`/tmp/procvisor-${uid}`)
+  return [...new Set(out)]
+}
+
+/** Whether a socket in `dir` fits in `sun_path`. */
+function fits(dir) {
+  return Buffer.byteLength(dir) + 1 + SOCKET_NAME_LENGTH <= MAX_SOCKET_PATH
+}
+
 /**
  * The directory of this user's supervisor sockets: `$XDG_RUNTIME_DIR/procvisor` when the runtime
- * directory is private to this user, else `procvisor-<uid>` under the temp directory. Created 0700; one that exists
+ * directory is private to this user, else `procvisor-<uid>` under the temp directory (`TMPDIR`,
+ * then /tmp), whichever first keeps a socket path within `sun_path`. Created 0700; one that exists
  * with another owner or with access for others is refused, since its sockets could be anyone's.
  */
 function socketDirectory(env = process.env) {
   const uid = process.getuid()
-  const runtime = runtimeBase(env, uid)
-  const dir = runtime ? path.join(runtime, 'procvisor') : path.join(tempBase(env), `procvisor-${uid}`)
+  const all = candidates(env, uid)
+  const dir = all.find(fits)
+  if (!dir) {
+    throw new errors.SandboxAccessError(
+      `no place for the sandbox sockets: a socket path must have at most ${MAX_SOCKET_PATH} bytes, and ${all.join(', ')} are too long (set TMPDIR to a shorter directory)`,
+    )
+  }
   try {
     fs.mkdirSync(dir, { mode: 0o700 })
   } catch (e) {
@@ -77,7 +102,11 @@ function socketDirectory(env = process.env) {
 /** The socket of the supervisor of sandbox `id` (one per id and user); short enough for sun_path. */
 function socketPath(id, dir = socketDirectory()) {
   const digest = crypto.createHash('sha256').update(String(id)).digest('hex').slice(0, 32)
-  return path.join(dir, `sandbox-${digest}.sock`)
+  const sock = path.join(dir, `sandbox-${digest}.sock`)
+  if (Buffer.byteLength(sock) > MAX_SOCKET_PATH) {
+    throw new errors.SandboxAccessError(`the sandbox socket path ${sock} has ${Buffer.byteLength(sock)} bytes, over the ${MAX_SOCKET_PATH} a Unix socket path may have`)
+  }
+  return sock
 }
 
 /** The lock file held by the supervisor of the socket `sock` for its whole life. */
@@ -90,4 +119,4 @@ function logPathOf(sock) {
   return sock.replace(/\.sock$/, '.log')
 }
 
-module.exports = { MAX_ID_LENGTH, checkId, socketDirectory, socketPath, lockPathOf, logPathOf }
+module.exports = { MAX_ID_LENGTH, MAX_SOCKET_PATH, checkId, socketDirectory, socketPath, lockPathOf, logPathOf }
