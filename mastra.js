@@ -35,7 +35,7 @@ const {
 } = require('./lib/errors.js')
 const { Connection, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
-const { socketPath } = require('./lib/persistent/protocol.js')
+const { socketPath } = require('./lib/persistent/location.js')
 const { binding } = require('./lib/native.js')
 const { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd } = require('./lib/paths.js')
 const { traceMethods } = require('./lib/trace.js')
@@ -320,7 +320,8 @@ function defineMastraClasses(workspace) {
       const conn = this.sandbox._connection()
       const retained = o.maxRetainedBytes === Infinity ? 'Infinity' : o.maxRetainedBytes
       let handle
-      const args = { command, ...spec, timeout: o.timeout ? o.timeout : undefined, stdinMode: o.stdinMode, pty: o.pty, maxRetainedBytes: retained }
+      // Resolved here, against this Node process's directory: the supervisor's is another.
+      const args = { command, ...spec, cwd: path.resolve(spec.cwd), timeout: o.timeout ? o.timeout : undefined, stdinMode: o.stdinMode, pty: o.pty, maxRetainedBytes: retained }
       await conn.call('spawn', args, (answer) => {
         handle = new RemoteProcessHandle(o, conn, answer)
       })
@@ -476,7 +477,7 @@ function defineMastraClasses(workspace) {
         workingDirectory: path.resolve(this.workingDirectory),
         socketPath: socketPath(this.id),
         timeoutMs: this._timeoutMs,
-        snapshot: this._snapshotOnStop ? { checkpointsDirectory: this._checkpointsDirectory, checkpointName: this._checkpointName } : null,
+        snapshot: this._snapshotOnStop ? { checkpointsDirectory: path.resolve(this._checkpointsDirectory), checkpointName: this._checkpointName } : null,
       }
     }
 

@@ -188,6 +188,18 @@ class Connection extends EventEmitter {
 }
 
 /**
+ * The supervisor's environment: the caller's, without Node's own settings (`NODE_OPTIONS` and the
+ * other `NODE_*` variables). They are meant for the caller's Node: a `--require ./preload.cjs`
+ * is relative to the caller's directory, not the working directory the supervisor runs in, and
+ * would kill it before it serves. The sandbox's processes get the env their spawn names, not this.
+ */
+function supervisorEnv(env) {
+  const out = {}
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith('NODE_')) out[k] = v
+  return out
+}
+
+/**
  * Starts a supervisor for `config` (detached: it outlives this Node process) and connects to it.
  * Another start that won the race is joined instead.
  */
@@ -199,7 +211,7 @@ async function startSupervisor(config) {
       detached: true,
       stdio: ['ignore', 'pipe', log],
       cwd: config.workingDirectory,
-      env: process.env,
+      env: supervisorEnv(process.env),
     })
   } finally {
     fs.closeSync(log)

@@ -7,10 +7,6 @@
 // misread each other. The supervisor's socket lives in a directory only its user can enter, and
 // the supervisor also checks each client's uid with the kernel (SO_PEERCRED).
 
-const crypto = require('node:crypto')
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
 const errors = require('../errors')
 
 /** Bumped whenever a frame's meaning changes. */
@@ -108,41 +104,8 @@ function helloMismatch(message, from) {
   return null
 }
 
-/**
- * The directory of this user's supervisor sockets: `$XDG_RUNTIME_DIR/procvisor` when that is
- * ours, else `procvisor-<uid>` under the temp directory. Created 0700; one that exists with
- * another owner or with access for others is refused, since its sockets could be anyone's.
- */
-function socketDirectory() {
-  const uid = process.getuid()
-  const runtime = process.env.XDG_RUNTIME_DIR
-  let base = null
-  if (runtime && path.isAbsolute(runtime)) {
-    try {
-      const st = fs.statSync(runtime)
-      if (st.isDirectory() && st.uid === uid) base = path.join(runtime, 'procvisor')
-    } catch {}
-  }
-  const dir = base || path.join(os.tmpdir(), `procvisor-${uid}`)
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 })
-  } catch (e) {
-    if (e.code !== 'EEXIST') throw new errors.SandboxAccessError(`cannot create the sandbox socket directory ${dir}: ${e.message}`)
-  }
-  const st = fs.lstatSync(dir)
-  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) {
-    throw new errors.SandboxAccessError(
-      `the sandbox socket directory ${dir} must be a directory owned by uid ${uid} with mode 0700 (it has uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)})`,
-    )
-  }
-  return dir
-}
-
-/** The socket of the supervisor of sandbox `id` (one per id and user); short enough for sun_path. */
-function socketPath(id, dir = socketDirectory()) {
-  const digest = crypto.createHash('sha256').update(String(id)).digest('hex').slice(0, 32)
-  return path.join(dir, `sandbox-${digest}.sock`)
-}
+// The socket's place is worked out in location.js; re-exported for callers that look for it here.
+const { socketDirectory, socketPath } = require('./location')
 
 /** A plain, JSON-safe description of an error, rebuilt on the other side by `toError`. */
 function fromError(e) {

@@ -1,0 +1,65 @@
+// Shared helpers of the persistent sandbox tests: Node processes that start or attach to a
+// sandbox, fresh ids, and the sweep that leaves no supervisor running after a test.
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import { createRequire } from 'node:module'
+import { ROOT } from './helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const { Connection } = require('../../lib/persistent/client.js')
+const location = require('../../lib/persistent/location.js')
+
+/** A fresh id, so that no two tests (or runs) share a supervisor. */
+export const freshId = () => `persist-${randomBytes(6).toString('hex')}`
+
+export const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}\n`
+
+/**
+ * Runs `code` (an ES module) in a new Node process; `first` resolves with its first JSON line.
+ * Every child is recorded in `children` for the sweep.
+ */
+export function child(children, code, { cwd = ROOT, env = process.env } = {}) {
+  const p = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(p)
+  let out = ''
+  let err = ''
+  p.stderr.on('data', (d) => (err += d))
+  const first = new Promise((resolve, reject) => {
+    p.stdout.on('data', (d) => {
+      out += d
+      const nl = out.indexOf('\n')
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)))
+    })
+    p.once('close', (code) => reject(new Error(`the child exited (${code}) before printing: ${err}`)))
+  })
+  return { proc: p, first, exited: new Promise((r) => p.once('close', (code, signal) => r({ code, signal, err }))) }
+}
+
+/** The socket of sandbox `id` for a Node process with the environment `env`. */
+export const socketFor = (id, env = process.env) => location.socketPath(id, location.socketDirectory(env))
+
+/** Stops, through a fresh connection, a supervisor a failed test left running for `id`. */
+export async function sweep(id, env = process.env) {
+  let sock
+  try {
+    sock = socketFor(id, env)
+  } catch {
+    return
+  }
+  const conn = await Connection.open(sock).catch(() => null)
+  if (conn) await conn.call('shutdown').catch(() => {})
+}
+
+/** The live processes whose command line contains `needle`. */
+export function processesWith(needle) {
+  const out = []
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue
+    try {
+      if (fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(needle)) out.push(Number(d))
+    } catch {}
+  }
+  return out
+}
