@@ -209,7 +209,8 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * (when this user owns `$XDG_RUNTIME_DIR`), else in `<tmpdir>/procvisor-<uid>`; that directory
    * must be this user's with mode 0700, and the supervisor refuses clients of another uid
    * (`SandboxAccessError`). A supervisor killed by SIGKILL takes its processes with it. Not a
-   * boolean: `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
+   * boolean, or `true` without an `id` (a generated one could never be found again):
+   * `InvalidProcessOptionError`, before anything starts. Default `false`: nothing outlives Node.
    */
   persistent?: boolean
 }
@@ -269,7 +270,8 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /**
    * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
    * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
-   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`). A relative
+   * `persistent`, or `persistent` without `id`, throws `InvalidProcessOptionError` (code
+   * `INVALID_PROCESS_OPTION`). A relative
    * `workingDirectory` or `checkpointsDirectory` is made absolute here, against `process.cwd()`,
    * so `workingDirectory` reads absolute; when Node's own working directory is gone, an absent or
    * relative one throws `InvalidProcessCwdError` (code `INVALID_PROCESS_CWD`).
@@ -346,7 +348,8 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   getInfo(): Promise<SandboxInfo>
   /**
    * `LocalSandbox.clone()` that returns a `NativeLocalSandbox` (same fields as Mastra's, plus
-   * `timeoutMs` and `snapshotOnStop`; a clone with another id captures under its own name).
+   * `timeoutMs` and `snapshotOnStop`; a clone with another id captures under its own name). A
+   * persistent sandbox's clone needs an `id` of its own.
    */
   clone(options?: SandboxCloneOptions): NativeLocalSandbox
 }
