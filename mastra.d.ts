@@ -174,15 +174,17 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
   /**
    * The maximum wall-clock lifetime in milliseconds from `start()`. When it is over the sandbox
    * stops itself through the normal stop path, whatever it is doing: the `onStop` hook runs,
-   * every process is killed (a running command resolves with exit code 128, `killed: true`), a
-   * checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
+   * every process is killed (a running command resolves as a per-command `timeout` does: exit
+   * code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
+   * sandbox's lifetime (timeoutMs) of N ms ended"), a checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
    * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
    * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
    * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
    *
    * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
    * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
-   * or without anyone attached: it kills every process, captures the checkpoint with
+   * or without anyone attached: it kills every process (a command then resolves with exit code
+   * 128 and `killed: true`, no `timedOut`, no note), captures the checkpoint with
    * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
    * object rejects with `SandboxSupervisorLostError`).
    */
