@@ -174,15 +174,17 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
   /**
    * The maximum wall-clock lifetime in milliseconds from `start()`. When it is over the sandbox
    * stops itself through the normal stop path, whatever it is doing: the `onStop` hook runs,
-   * every process is killed (a running command resolves with exit code 128, `killed: true`), a
-   * checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
+   * every process is killed (a running command resolves as a per-command `timeout` does: exit
+   * code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
+   * sandbox's lifetime (timeoutMs) of N ms ended"), a checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
    * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
    * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
    * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
    *
    * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
    * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
-   * or without anyone attached: it kills every process, captures the checkpoint with
+   * or without anyone attached: it kills every process (a command then resolves with exit code
+   * 128 and `killed: true`, no `timedOut`, no note), captures the checkpoint with
    * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
    * object rejects with `SandboxSupervisorLostError`).
    */
@@ -209,7 +211,8 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * (when this user owns `$XDG_RUNTIME_DIR`), else in `<tmpdir>/procvisor-<uid>`; that directory
    * must be this user's with mode 0700, and the supervisor refuses clients of another uid
    * (`SandboxAccessError`). A supervisor killed by SIGKILL takes its processes with it. Not a
-   * boolean: `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
+   * boolean, or `true` without an `id` (a generated one could never be found again):
+   * `InvalidProcessOptionError`, before anything starts. Default `false`: nothing outlives Node.
    */
   persistent?: boolean
 }
@@ -269,7 +272,8 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /**
    * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
    * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
-   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`). A relative
+   * `persistent`, or `persistent` without `id`, throws `InvalidProcessOptionError` (code
+   * `INVALID_PROCESS_OPTION`). A relative
    * `workingDirectory` or `checkpointsDirectory` is made absolute here, against `process.cwd()`,
    * so `workingDirectory` reads absolute; when Node's own working directory is gone, an absent or
    * relative one throws `InvalidProcessCwdError` (code `INVALID_PROCESS_CWD`).
@@ -346,7 +350,8 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   getInfo(): Promise<SandboxInfo>
   /**
    * `LocalSandbox.clone()` that returns a `NativeLocalSandbox` (same fields as Mastra's, plus
-   * `timeoutMs` and `snapshotOnStop`; a clone with another id captures under its own name).
+   * `timeoutMs` and `snapshotOnStop`; a clone with another id captures under its own name). A
+   * persistent sandbox's clone needs an `id` of its own.
    */
   clone(options?: SandboxCloneOptions): NativeLocalSandbox
 }

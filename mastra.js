@@ -76,6 +76,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 class RunningSandbox {
   constructor(key, timeoutMs, tracked, dismissed) {
     this.key = key
+    this.timeoutMs = timeoutMs
+    /** Whether the lifetime ran out: the stop that follows reports its kills as the lifetime's. */
+    this.expired = false
     this.tracked = tracked
     this.dismissed = dismissed
     this.members = new Set()
@@ -97,6 +100,7 @@ class RunningSandbox {
 
   expire() {
     this.timer = undefined
+    this.expired = true
     for (const member of [...this.members]) member._lifetimeExpired()
   }
 
@@ -161,6 +165,8 @@ function defineMastraClasses(workspace) {
       this._view = undefined
       this._stdinMode = o.stdinMode === 'ignore' ? 'ignore' : 'pipe'
       this._waitPromise = undefined
+      /** @internal The sandbox lifetime (ms) whose end is killing this process, once it does. */
+      this._lifetimeMs = undefined
     }
 
     /** The OS pid (also the process group id), in decimal. */
@@ -182,8 +188,13 @@ function defineMastraClasses(workspace) {
 
     /** @internal Resolves after the last chunk reached the listeners. */
     _settle(exit) {
+      // Killed by the end of the sandbox's lifetime: a timeout too, reported as Mastra reports
+      // its per-command one (124, timedOut, a note on stderr), with a note that says which.
+      const lifetime = !exit.timedOut && this._lifetimeMs !== undefined && exit.signal !== undefined && exit.signal !== null
       if (exit.timedOut) this.emitStderr(this._core.timeoutNote())
-      this.exitCode = mastraExitCode(exit)
+      else if (lifetime) this.emitStderr(`\nProcess killed: the sandbox's lifetime (timeoutMs) of ${this._lifetimeMs} ms ended`)
+      this.exitCode = lifetime ? 124 : mastraExitCode(exit)
+      const timedOut = exit.timedOut || lifetime
       return {
         success: this.exitCode === 0,
         exitCode: this.exitCode,
@@ -191,8 +202,8 @@ function defineMastraClasses(workspace) {
         stderr: this.stderr,
         executionTimeMs: exit.afterMs,
         // Mastra reports a timeout as killed too (its timeout is a kill).
-        killed: this.exitCode === 128 || exit.timedOut,
-        timedOut: exit.timedOut,
+        killed: this.exitCode === 128 || timedOut,
+        timedOut,
       }
     }
 
@@ -529,6 +540,13 @@ function defineMastraClasses(workspace) {
         return
       }
       const { running, ending } = this._leaveRunning({ end: true })
+      if (running?.expired) {
+        // Marked just before Mastra's stop kills them, and only those still running then: an
+        // earlier end is the process's own.
+        for (const handle of running.tracked.values()) {
+          if (handle instanceof NativeProcessHandle && handle._core && handle._core.exitCode() === undefined) handle._lifetimeMs = running.timeoutMs
+        }
+      }
       await super.stop()
       const name = this._checkpointName
       if (this._snapshotOnStop && !running?.destroying && !running?.captured.has(name)) {

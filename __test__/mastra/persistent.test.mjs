@@ -369,7 +369,7 @@ describe('persistent sandboxes', () => {
 
   it('detach() leaves the processes running for a later start(); bad options are typed errors', async () => {
     assert.throws(() => new NativeLocalSandbox({ persistent: 'yes' }), InvalidProcessOptionError)
-    assert.equal(new NativeLocalSandbox({ persistent: true }).timeoutMs, 300_000, 'a persistent sandbox always has a lifetime')
+    assert.equal(new NativeLocalSandbox({ id: freshId(), persistent: true }).timeoutMs, 300_000, 'a persistent sandbox always has a lifetime')
     await assert.rejects(new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'x') }).detach(), InvalidProcessOptionError)
 
     const id = freshId()

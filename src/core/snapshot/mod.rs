@@ -70,6 +70,18 @@ pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
     };
     let snapshot_on_stop = flag(v, "snapshotOnStop")?;
     let persistent = flag(v, "persistent")?;
+    let no_id = match v.get("id") {
+        Value::Undefined | Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    };
+    if persistent && no_id {
+        return Err(CoreError::invalid_option(
+            "id",
+            "persistent: true needs an id: a later start(), here or in another Node process, finds the sandbox by it, \
+             and a generated one is known to nobody",
+        ));
+    }
     let timeout_ms = if persistent { Some(timeout_ms.unwrap_or(PERSISTENT_DEFAULT_TIMEOUT_MS)) } else { timeout_ms };
     Ok(LifecycleOptions { timeout_ms, snapshot_on_stop, persistent })
 }

@@ -325,10 +325,15 @@ fn lifecycle_options_are_read_by_one_rule() {
         LifecycleOptions { timeout_ms: None, snapshot_on_stop: false, persistent: false }
     );
     // A persistent sandbox always has a lifetime: five minutes unless it names one.
-    let persistent = lifecycle_options(&obj("persistent", Value::Bool(true))).unwrap();
+    let persistent = Value::Object(vec![
+        ("persistent".to_string(), Value::Bool(true)),
+        ("id".to_string(), Value::String("agent-1".into())),
+    ]);
+    let persistent = lifecycle_options(&persistent).unwrap();
     assert_eq!((persistent.persistent, persistent.timeout_ms), (true, Some(300_000.0)));
     let both = Value::Object(vec![
         ("persistent".to_string(), Value::Bool(true)),
+        ("id".to_string(), Value::String("agent-1".into())),
         ("timeoutMs".to_string(), Value::Number(2_000.0)),
     ]);
     assert_eq!(lifecycle_options(&both).unwrap().timeout_ms, Some(2_000.0));
@@ -353,6 +358,13 @@ fn lifecycle_options_are_read_by_one_rule() {
         lifecycle_options(&obj("snapshotOnStop", Value::Number(1.0))).unwrap_err().code(),
         "INVALID_PROCESS_OPTION"
     );
+    // Without an id nothing could find a persistent sandbox again.
+    for id in [None, Some(Value::Null), Some(Value::String(String::new()))] {
+        let mut o = vec![("persistent".to_string(), Value::Bool(true))];
+        o.extend(id.map(|v| ("id".to_string(), v)));
+        let e = lifecycle_options(&Value::Object(o)).unwrap_err();
+        assert!(matches!(&e, CoreError::InvalidOption { name, .. } if name == "id"), "{e}");
+    }
     assert!(check_name("a.b-c_1").is_ok());
     for bad in ["", ".tmp", "a/b", "a..b", "-x"] {
         assert!(check_name(bad).is_err(), "{bad}");
