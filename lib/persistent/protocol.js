@@ -101,11 +101,14 @@ function socketPath(id, dir = socketDirectory()) {
   return path.join(dir, `sandbox-${digest}.sock`)
 }
 
+/** The properties of procvisor's errors that say more than the message (all JSON values). */
+const DETAILS = ['osCode', 'errno', 'path', 'syscall', 'pid', 'exitCode', 'signal', 'stderrTail']
+
 /** A plain, JSON-safe description of an error, rebuilt on the other side by `toError`. */
 function fromError(e) {
   if (!(e instanceof Error)) return { name: 'Error', message: String(e) }
   const out = { name: e.name, message: e.message }
-  for (const k of ['code', 'osCode', 'errno', 'path', 'syscall']) if (e[k] !== undefined) out[k] = e[k]
+  for (const k of ['code', ...DETAILS]) if (e[k] !== undefined) out[k] = e[k]
   return out
 }
 
@@ -113,7 +116,7 @@ function fromError(e) {
 function toError(d) {
   const C = (d.code && errors.byCode(d.code)) || (d.name === 'RangeError' ? RangeError : d.name === 'TypeError' ? TypeError : Error)
   const e = new C(d.message)
-  for (const k of ['osCode', 'errno', 'path', 'syscall']) if (d[k] !== undefined) e[k] = d[k]
+  for (const k of DETAILS) if (d[k] !== undefined) e[k] = d[k]
   if (C === Error && d.code !== undefined) e.code = d.code
   return e
 }
