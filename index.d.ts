@@ -804,17 +804,46 @@ export declare class ProcessReadyTimeoutError extends ProcessError {
   /** The same code on the class, for `err.code === ProcessReadyTimeoutError.code`. */
   static readonly code: 'PROCESS_READY_TIMEOUT'
 }
-/** `PROCESS_EXITED_BEFORE_READY`: the process ended before its port was ready. */
+/**
+ * `PROCESS_EXITED_BEFORE_READY`: the process ended before its port was ready. The message names
+ * the pid, the exit code or signal, the last probe and the start of {@link stderrTail}:
+ * `process 4242 exited with code 1 before port 3000 was ready (last probe: …); stderr: "Error: listen EADDRINUSE…"`.
+ */
 export declare class ProcessExitedBeforeReadyError extends ProcessError {
   /** Always `'PROCESS_EXITED_BEFORE_READY'`. */
   readonly code: 'PROCESS_EXITED_BEFORE_READY'
+  /** The OS pid of the process that ended (`Process.pid`; a Mastra handle's `pid` as a number). */
+  readonly pid: number
+  /** Its exit code, or 128 + signal number when a signal ended it (as {@link ProcessExit.code}). */
+  readonly exitCode: number
+  /** The number of the signal that ended it; absent when it exited by itself. */
+  readonly signal?: number
+  /**
+   * The end of its stderr: the last 4 KiB still in the output log, as text (empty when it wrote
+   * none). The message quotes the first 200 characters of it.
+   */
+  readonly stderrTail: string
   /** The same code on the class, for `err.code === ProcessExitedBeforeReadyError.code`. */
   static readonly code: 'PROCESS_EXITED_BEFORE_READY'
 }
-/** `PROCESS_EXITED_BEFORE_LOG`: the process ended before its output matched. */
+/**
+ * `PROCESS_EXITED_BEFORE_LOG`: the process ended before its output matched. The message names the
+ * pid, the exit code or signal and the start of {@link stderrTail}.
+ */
 export declare class ProcessExitedBeforeLogError extends ProcessError {
   /** Always `'PROCESS_EXITED_BEFORE_LOG'`. */
   readonly code: 'PROCESS_EXITED_BEFORE_LOG'
+  /** The OS pid of the process that ended (`Process.pid`; a Mastra handle's `pid` as a number). */
+  readonly pid: number
+  /** Its exit code, or 128 + signal number when a signal ended it (as {@link ProcessExit.code}). */
+  readonly exitCode: number
+  /** The number of the signal that ended it; absent when it exited by itself. */
+  readonly signal?: number
+  /**
+   * The end of its stderr: the last 4 KiB still in the output log, as text (empty when it wrote
+   * none). The message quotes the first 200 characters of it.
+   */
+  readonly stderrTail: string
   /** The same code on the class, for `err.code === ProcessExitedBeforeLogError.code`. */
   static readonly code: 'PROCESS_EXITED_BEFORE_LOG'
 }

@@ -14,6 +14,9 @@ const { checkMs, checkSignal, boundedWait, raceAbort, abortError, describe, inva
 
 const LOG_BATCH_BYTES = 256 * 1024
 const LOG_WINDOW = 64 * 1024
+/** The end of stderr an "exited before" error carries, and how much of it its message quotes. */
+const STDERR_TAIL_BYTES = 4096
+const MESSAGE_TAIL_CHARS = 200
 
 function iso(ms) {
   return new Date(ms).toISOString()
@@ -64,6 +67,30 @@ async function waitForExit(native, opts) {
     },
   )
   return toExit(st.exit)
+}
+
+/**
+ * The error of a wait that the process's end made impossible: it names the pid the program holds
+ * and why the process ended, with the end of its stderr (which usually says why).
+ */
+function exitedBefore(Class, native, exit, what) {
+  if (!exit) {
+    const st = native.state()
+    exit = st.exit || st.finishedExit || {}
+  }
+  const pid = native.pid
+  const stderrTail = native.logTail('stderr', STDERR_TAIL_BYTES)
+  let how = `exited with code ${exit.code}`
+  if (exit.signal !== undefined && exit.signal !== null) how = `was ended by signal ${exit.signal}${exit.timedOut ? ' at its timeout' : ''}`
+  let message = `process ${pid} ${how} before ${what}`
+  const excerpt = stderrTail.trim()
+  if (excerpt) message += `; stderr: ${JSON.stringify(excerpt.length > MESSAGE_TAIL_CHARS ? `${excerpt.slice(0, MESSAGE_TAIL_CHARS)}…` : excerpt)}`
+  const err = new Class(message)
+  err.pid = pid
+  err.exitCode = exit.code
+  if (exit.signal !== undefined && exit.signal !== null) err.signal = exit.signal
+  err.stderrTail = stderrTail
+  return err
 }
 
 /** Converts one native log event into the Processes API's ProcessLogEvent. */
@@ -262,12 +289,11 @@ async function waitForLog(native, pattern, opts) {
         // Keep a window large enough for a match that spans chunks.
         windows[e.kind] = w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w
       } else {
-        const code = e.exit ? e.exit.code : undefined
-        throw new errors.ProcessExitedBeforeLogError(`process ${native.id} exited (code ${code}) before its output matched ${String(pattern)}`)
+        throw exitedBefore(errors.ProcessExitedBeforeLogError, native, e.exit, `its output matched ${String(pattern)}`)
       }
     }
   }
-  throw new errors.ProcessExitedBeforeLogError(`process ${native.id} exited before its output matched ${String(pattern)}`)
+  throw exitedBefore(errors.ProcessExitedBeforeLogError, native, undefined, `its output matched ${String(pattern)}`)
 }
 
 async function waitForPort(native, port, opts) {
@@ -302,7 +328,7 @@ async function waitForPort(native, port, opts) {
     if (signal && signal.aborted) throw abortError(signal)
     const st = native.state()
     if (st.done) {
-      throw new errors.ProcessExitedBeforeReadyError(`process ${native.id} exited (code ${st.exit.code}) before port ${port} was ready (${last})`)
+      throw exitedBefore(errors.ProcessExitedBeforeReadyError, native, st.exit, `port ${port} was ready (last probe: ${last})`)
     }
     const left = deadline === undefined ? Infinity : deadline - Date.now()
     if (left <= 0) throw new errors.ProcessReadyTimeoutError(`port ${port} was not ready within ${timeout}ms (${last}); the process keeps running`)

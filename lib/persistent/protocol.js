@@ -107,11 +107,14 @@ function helloMismatch(message, from) {
 // The socket's place is worked out in location.js; re-exported for callers that look for it here.
 const { socketDirectory, socketPath } = require('./location')
 
+/** The properties of procvisor's errors that say more than the message (all JSON values). */
+const DETAILS = ['osCode', 'errno', 'path', 'syscall', 'pid', 'exitCode', 'signal', 'stderrTail']
+
 /** A plain, JSON-safe description of an error, rebuilt on the other side by `toError`. */
 function fromError(e) {
   if (!(e instanceof Error)) return { name: 'Error', message: String(e) }
   const out = { name: e.name, message: e.message }
-  for (const k of ['code', 'osCode', 'errno', 'path', 'syscall']) if (e[k] !== undefined) out[k] = e[k]
+  for (const k of ['code', ...DETAILS]) if (e[k] !== undefined) out[k] = e[k]
   return out
 }
 
@@ -119,7 +122,7 @@ function fromError(e) {
 function toError(d) {
   const C = (d.code && errors.byCode(d.code)) || (d.name === 'RangeError' ? RangeError : d.name === 'TypeError' ? TypeError : Error)
   const e = new C(d.message)
-  for (const k of ['osCode', 'errno', 'path', 'syscall']) if (d[k] !== undefined) e[k] = d[k]
+  for (const k of DETAILS) if (d[k] !== undefined) e[k] = d[k]
   if (C === Error && d.code !== undefined) e.code = d.code
   return e
 }

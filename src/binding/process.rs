@@ -807,6 +807,13 @@ impl NativeProcess {
         self.inner.last_seq() as f64
     }
 
+    /// The last `maxBytes` of `stream` ('stdout' or 'stderr') still in the log, as text: what an
+    /// error says about a process that died.
+    #[napi]
+    pub fn log_tail(&self, env: &Env, stream: String, max_bytes: u32) -> napi::Result<String> {
+        Ok(self.inner.output.tail(stream_arg(env, &stream)?, max_bytes as usize))
+    }
+
     /// The bounded log has dropped events (so a full-history read is incomplete).
     #[napi]
     pub fn log_evicted_any(&self) -> bool {

@@ -552,6 +552,11 @@ impl Output {
         self.texts().log.evicted_any()
     }
 
+    /// The last `max_bytes` of `stream` still in the log, as text.
+    pub fn tail(&self, stream: Stream, max_bytes: usize) -> String {
+        self.texts().log.tail(stream, max_bytes)
+    }
+
     pub fn is_closed(&self) -> bool {
         self.texts().log.is_closed()
     }

@@ -187,6 +187,37 @@ impl OutputLog {
         self.bytes
     }
 
+    /// The last `max_bytes` (at most) of `stream` still in the log, as text. A tail cut inside a
+    /// character starts after it, so it never opens with a replacement character it did not have.
+    pub fn tail(&self, stream: Stream, max_bytes: usize) -> String {
+        let mut chunks = Vec::new();
+        let mut len = 0;
+        for ev in self.events.iter().rev() {
+            if len >= max_bytes {
+                break;
+            }
+            if let EventBody::Output(s, b) = &ev.body {
+                if *s == stream {
+                    len += b.len();
+                    chunks.push(b);
+                }
+            }
+        }
+        let mut bytes = Vec::with_capacity(len);
+        for b in chunks.iter().rev() {
+            bytes.extend_from_slice(b);
+        }
+        let mut start = len.saturating_sub(max_bytes);
+        if start > 0 {
+            // Continuation bytes (10xxxxxx) of a character whose lead byte was cut off.
+            let end = (start + 3).min(bytes.len());
+            while start < end && bytes[start] & 0xC0 == 0x80 {
+                start += 1;
+            }
+        }
+        String::from_utf8_lossy(&bytes[start..]).into_owned()
+    }
+
     /// Events strictly after `after`, at most about `max_bytes` of output (always at least one
     /// event when there is one). `after` must be ≤ `last_seq()` (cursors are validated before).
     pub fn read_after(&self, after: u64, max_bytes: usize) -> LogRead {
@@ -254,6 +285,21 @@ mod tests {
             log.append(out("x"));
         }
         assert_eq!(log.first_retained_seq(), 8);
+    }
+
+    #[test]
+    fn tail_is_the_end_of_one_stream_and_starts_on_a_character() {
+        let mut log = OutputLog::default();
+        log.append(EventBody::Output(Stream::Stderr, Bytes::from_static(b"first ")));
+        log.append(out("not stderr"));
+        log.append(EventBody::Output(Stream::Stderr, Bytes::from("é-last".as_bytes().to_vec())));
+        assert_eq!(log.tail(Stream::Stderr, 1024), "first é-last");
+        // 6 bytes back is the second byte of "é": the tail starts after it.
+        assert_eq!(log.tail(Stream::Stderr, 6), "-last");
+        assert_eq!(log.tail(Stream::Stderr, 8), " é-last");
+        assert_eq!(log.tail(Stream::Stderr, 10), "st é-last");
+        assert_eq!(log.tail(Stream::Stdout, 3), "err");
+        assert_eq!(OutputLog::default().tail(Stream::Stderr, 10), "");
     }
 
     #[test]
