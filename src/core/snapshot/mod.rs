@@ -6,7 +6,8 @@
 //! through paths, so a symlink is copied as a link and never followed, even one that appears in
 //! place of a directory while the copy runs. Regular files go to a few threads: each is cloned
 //! (`FICLONE`) where the filesystem shares extents, otherwise copied in the kernel
-//! (`copy_file_range`), otherwise read and written. Modes and times are copied; a directory's
+//! (`copy_file_range`), otherwise read and written; a file with holes has only its data copied
+//! (`SEEK_DATA`/`SEEK_HOLE`, Linux), so it takes no more room in the copy. Modes and times are copied; a directory's
 //! own are set last, deepest first, because writing into it changes its mtime and a read-only
 //! mode would stop the copy, and they too are set through descriptors opened from the root down,
 //! so no depth is too deep for them and a directory swapped for a link meanwhile fails the copy
