@@ -1,8 +1,9 @@
 //! The copier: a walk through directory descriptors, regular files fanned out to a few threads.
 
+use super::tree::{self, Chain, DirMeta};
 use super::*;
 use std::ffi::{CStr, OsStr};
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
@@ -68,33 +69,33 @@ pub fn default_threads() -> usize {
 
 /// One regular file for a copying thread.
 pub(super) struct Job {
-    src_dir: Arc<OwnedFd>,
-    dst_dir: Arc<OwnedFd>,
-    name: CString,
-    rel: PathBuf,
+    pub(super) src_dir: Arc<OwnedFd>,
+    pub(super) dst_dir: Arc<OwnedFd>,
+    pub(super) name: CString,
+    pub(super) rel: PathBuf,
 }
 
 /// What the copying threads share.
 pub(super) struct Shared<'a> {
-    src_root: &'a Path,
-    dst_root: &'a Path,
-    failed: AtomicBool,
-    first_error: Mutex<Option<Fail>>,
-    skipped: Mutex<Vec<Skipped>>,
-    files: AtomicU64,
-    bytes: AtomicU64,
-    reflinked: AtomicU64,
-    symlinks: AtomicU64,
+    pub(super) src_root: &'a Path,
+    pub(super) dst_root: &'a Path,
+    pub(super) failed: AtomicBool,
+    pub(super) first_error: Mutex<Option<Fail>>,
+    pub(super) skipped: Mutex<Vec<Skipped>>,
+    pub(super) files: AtomicU64,
+    pub(super) bytes: AtomicU64,
+    pub(super) reflinked: AtomicU64,
+    pub(super) symlinks: AtomicU64,
     /// Cleared after the first refusal, so a filesystem without the call costs one syscall
     /// (Linux's `FICLONE` and `copy_file_range`; elsewhere unread).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    try_clone: AtomicBool,
+    pub(super) try_clone: AtomicBool,
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    try_range: AtomicBool,
+    pub(super) try_range: AtomicBool,
 }
 
 impl Shared<'_> {
-    fn fail(&self, f: Fail) {
+    pub(super) fn fail(&self, f: Fail) {
         let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
         if first.is_none() {
             *first = Some(f);
@@ -102,137 +103,29 @@ impl Shared<'_> {
         self.failed.store(true, Ordering::Relaxed);
     }
 
-    fn skip(&self, rel: &Path, kind: &'static str) {
+    pub(super) fn skip(&self, rel: &Path, kind: &'static str) {
         self.skipped.lock().unwrap_or_else(|e| e.into_inner()).push(Skipped { path: rel.display().to_string(), kind });
     }
 
-    fn src(&self, rel: &Path) -> PathBuf {
+    pub(super) fn src(&self, rel: &Path) -> PathBuf {
         self.src_root.join(rel)
     }
 
-    fn dst(&self, rel: &Path) -> PathBuf {
+    pub(super) fn dst(&self, rel: &Path) -> PathBuf {
         self.dst_root.join(rel)
-    }
-
-    fn copy_link(&self, src_dir: RawFd, dst_dir: RawFd, name: &CStr, rel: &Path) -> Result<(), Fail> {
-        let target = sys::readlinkat(src_dir, name).map_err(|e| Fail::new(e, "readlink", self.src(rel)))?;
-        let st = sys::lstatat(src_dir, name).map_err(|e| Fail::new(e, "lstat", self.src(rel)))?;
-        sys::symlinkat(&target, dst_dir, name).map_err(|e| Fail::new(e, "symlink", self.dst(rel)))?;
-        // Some filesystems cannot time a link itself; the link is still a faithful copy.
-        match sys::lutimensat(dst_dir, name, &st) {
-            Ok(()) | Err(libc::EOPNOTSUPP) | Err(libc::ENOSYS) => {}
-            Err(e) => return Err(Fail::new(e, "utimensat", self.dst(rel))),
-        }
-        self.symlinks.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    fn copy_file(&self, job: &Job, buf: &mut Vec<u8>) -> Result<(), Fail> {
-        let (sdir, ddir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd());
-        // O_NONBLOCK: an entry that became a FIFO since it was listed must not block the open.
-        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
-        let src = match sys::openat(sdir, &job.name, flags, 0) {
-            Ok(fd) => fd,
-            Err(libc::ELOOP) => return self.copy_link(sdir, ddir, &job.name, &job.rel),
-            Err(e) => return Err(Fail::new(e, "open", self.src(&job.rel))),
-        };
-        let st = sys::fstat(src.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", self.src(&job.rel)))?;
-        match kind_of_mode(st.st_mode) {
-            Kind::File => {}
-            Kind::Other(kind) => {
-                self.skip(&job.rel, kind);
-                return Ok(());
-            }
-            _ => return Err(Fail::new(libc::EISDIR, "open", self.src(&job.rel))),
-        }
-        let dflags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        let dst = sys::openat(ddir, &job.name, dflags, 0o600).map_err(|e| Fail::new(e, "open", self.dst(&job.rel)))?;
-        let size = st.st_size as u64;
-        if size > 0 {
-            self.copy_data(&src, &dst, job, buf)?;
-        }
-        sys::fchmod(dst.as_raw_fd(), st.st_mode).map_err(|e| Fail::new(e, "fchmod", self.dst(&job.rel)))?;
-        sys::futimens(dst.as_raw_fd(), &st).map_err(|e| Fail::new(e, "futimens", self.dst(&job.rel)))?;
-        self.files.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(size, Ordering::Relaxed);
-        Ok(())
-    }
-
-    fn copy_data(&self, src: &OwnedFd, dst: &OwnedFd, job: &Job, buf: &mut Vec<u8>) -> Result<(), Fail> {
-        let (s, d) = (src.as_raw_fd(), dst.as_raw_fd());
-        #[cfg(target_os = "linux")]
-        {
-            if self.try_clone.load(Ordering::Relaxed) {
-                // SAFETY: both descriptors are open; FICLONE reads an int argument.
-                if unsafe { libc::ioctl(d, libc::FICLONE, s) } == 0 {
-                    self.reflinked.fetch_add(1, Ordering::Relaxed);
-                    return Ok(());
-                }
-                // A refusal that is about the filesystem (not this file) will repeat for every
-                // file; anything else falls through to a copy, which reports a real error itself.
-                if matches!(sys::errno(), libc::EOPNOTSUPP | libc::EXDEV | libc::EINVAL | libc::ENOTTY | libc::ENOSYS) {
-                    self.try_clone.store(false, Ordering::Relaxed);
-                }
-            }
-            if self.try_range.load(Ordering::Relaxed) {
-                let mut copied = 0u64;
-                loop {
-                    // SAFETY: both descriptors are open; null offsets use and advance the file positions.
-                    let n =
-                        unsafe { libc::copy_file_range(s, std::ptr::null_mut(), d, std::ptr::null_mut(), 1 << 30, 0) };
-                    if n > 0 {
-                        copied += n as u64;
-                        continue;
-                    }
-                    if n == 0 {
-                        return Ok(());
-                    }
-                    match sys::errno() {
-                        libc::EINTR => continue,
-                        libc::EXDEV | libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL if copied == 0 => {
-                            self.try_range.store(false, Ordering::Relaxed);
-                            break;
-                        }
-                        e => return Err(Fail::new(e, "copy_file_range", self.dst(&job.rel))),
-                    }
-                }
-            }
-        }
-        if buf.is_empty() {
-            buf.resize(256 * 1024, 0);
-        }
-        loop {
-            // SAFETY: `buf` is a live allocation of `buf.len()` bytes.
-            let n = unsafe { libc::read(s, buf.as_mut_ptr().cast(), buf.len()) };
-            if n < 0 {
-                match sys::errno() {
-                    libc::EINTR => continue,
-                    e => return Err(Fail::new(e, "read", self.src(&job.rel))),
-                }
-            }
-            if n == 0 {
-                return Ok(());
-            }
-            let mut off = 0usize;
-            while off < n as usize {
-                // SAFETY: `off..n` lies within what read just filled.
-                let w = unsafe { libc::write(d, buf[off..].as_ptr().cast(), n as usize - off) };
-                if w < 0 {
-                    match sys::errno() {
-                        libc::EINTR => continue,
-                        e => return Err(Fail::new(e, "write", self.dst(&job.rel))),
-                    }
-                }
-                off += w as usize;
-            }
-        }
     }
 }
 
-/// A directory being walked: its descriptors on both sides and the entries still to visit.
-pub(super) struct Frame {
-    src: Arc<OwnedFd>,
-    dst: Arc<OwnedFd>,
+#[cfg(test)]
+thread_local! {
+    /// Runs once between the copy of the entries and the setting of directory metadata, so a
+    /// test can change the destination at that moment.
+    pub(super) static BEFORE_DIR_META: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A directory being walked: where it is and the entries still to visit.
+struct Frame {
     rel: PathBuf,
     entries: std::vec::IntoIter<(CString, u8)>,
 }
@@ -292,7 +185,7 @@ pub(super) fn copy_tree(src: &Path, dst: &Path, dest: Dest, threads: usize) -> R
     }
 }
 
-pub(super) fn walk_and_copy(
+fn walk_and_copy(
     src_root: &Path,
     dst_root: &Path,
     src_fd: Arc<OwnedFd>,
@@ -314,8 +207,8 @@ pub(super) fn walk_and_copy(
         try_clone: AtomicBool::new(true),
         try_range: AtomicBool::new(true),
     };
-    // Directories in the order they were made; their own mode and times are set in reverse.
-    let mut dirs: Vec<(PathBuf, libc::stat)> = vec![(PathBuf::new(), *root_stat)];
+    // Directories in the order they were made; their own mode and times are set afterwards.
+    let mut dirs: Vec<DirMeta> = Vec::new();
     let threads = threads.max(1);
     // A bounded queue keeps the walker at most this far ahead, which bounds the directory
     // descriptors the queued jobs hold open.
@@ -339,7 +232,7 @@ pub(super) fn walk_and_copy(
                 }
             });
         }
-        let walked = walk(&shared, src_fd, dst_fd, &tx, &mut dirs, top_level);
+        let walked = walk(&shared, src_fd, root_stat, dst_fd.clone(), &tx, &mut dirs, top_level);
         drop(tx);
         if let Err(f) = walked {
             shared.fail(f);
@@ -348,14 +241,21 @@ pub(super) fn walk_and_copy(
     if let Some(f) = shared.first_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(f);
     }
-    for (rel, st) in dirs.iter().rev() {
-        set_dir_meta(&shared, rel, st)?;
+    #[cfg(test)]
+    if let Some(f) = BEFORE_DIR_META.with(|h| h.borrow_mut().take()) {
+        f();
     }
+    // Last, because writing into a directory changes its mtime and a read-only mode would stop
+    // the copy; through descriptors, because a path may be too long to resolve or lead elsewhere.
+    tree::set_dirs_meta(dst_fd, root_stat, &dirs).map_err(|(e, call, names)| {
+        let rel: PathBuf = names.iter().map(|n| name_path(n)).collect();
+        Fail::new(e, call, shared.dst(&rel))
+    })?;
     let mut skipped = std::mem::take(&mut *shared.skipped.lock().unwrap_or_else(|e| e.into_inner()));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Report {
         files: shared.files.load(Ordering::Relaxed),
-        directories: dirs.len() as u64 - 1,
+        directories: dirs.len() as u64,
         symlinks: shared.symlinks.load(Ordering::Relaxed),
         bytes: shared.bytes.load(Ordering::Relaxed),
         reflinked: shared.reflinked.load(Ordering::Relaxed),
@@ -364,37 +264,36 @@ pub(super) fn walk_and_copy(
     })
 }
 
-pub(super) fn set_dir_meta(shared: &Shared, rel: &Path, st: &libc::stat) -> Result<(), Fail> {
-    let path = shared.dst(rel);
-    let fd = sys::openat(libc::AT_FDCWD, &cstring(&path)?, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)
-        .map_err(|e| Fail::new(e, "open", &path))?;
-    sys::fchmod(fd.as_raw_fd(), st.st_mode).map_err(|e| Fail::new(e, "fchmod", &path))?;
-    sys::futimens(fd.as_raw_fd(), st).map_err(|e| Fail::new(e, "futimens", &path))
-}
-
-pub(super) fn walk(
+fn walk(
     shared: &Shared,
     src_fd: Arc<OwnedFd>,
+    src_stat: &libc::stat,
     dst_fd: Arc<OwnedFd>,
     tx: &mpsc::SyncSender<Job>,
-    dirs: &mut Vec<(PathBuf, libc::stat)>,
+    dirs: &mut Vec<DirMeta>,
     top_level: &mut Vec<CString>,
 ) -> Result<(), Fail> {
     let entries = sys::entries(&src_fd).map_err(|e| Fail::new(e, "scandir", shared.src_root))?;
-    let mut stack = vec![Frame { src: src_fd, dst: dst_fd, rel: PathBuf::new(), entries: entries.into_iter() }];
+    let dst_stat = sys::fstat(dst_fd.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst_root))?;
+    let (mut src, mut dst) = (Chain::new(src_fd, src_stat), Chain::new(dst_fd, &dst_stat));
+    let mut stack = vec![Frame { rel: PathBuf::new(), entries: entries.into_iter() }];
     while let Some(frame) = stack.last_mut() {
         if shared.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
         let Some((name, dtype)) = frame.entries.next() else {
-            stack.pop();
+            let done = stack.pop().expect("the frame just read");
+            if !stack.is_empty() {
+                src.pop().map_err(|e| Fail::new(e, "open", shared.src(&done.rel).join("..")))?;
+                dst.pop().map_err(|e| Fail::new(e, "open", shared.dst(&done.rel).join("..")))?;
+            }
             continue;
         };
         let rel = frame.rel.join(name_path(&name));
         if frame.rel.as_os_str().is_empty() {
             top_level.push(name.clone());
         }
-        let (sdir, ddir) = (frame.src.as_raw_fd(), frame.dst.as_raw_fd());
+        let (sdir, ddir) = (src.top().as_raw_fd(), dst.top().as_raw_fd());
         let kind = match kind_of_dtype(dtype) {
             Some(k) => k,
             None => {
@@ -403,7 +302,7 @@ pub(super) fn walk(
         };
         match kind {
             Kind::File => {
-                let job = Job { src_dir: frame.src.clone(), dst_dir: frame.dst.clone(), name, rel };
+                let job = Job { src_dir: src.top().clone(), dst_dir: dst.top().clone(), name, rel };
                 if tx.send(job).is_err() {
                     return Ok(());
                 }
@@ -428,31 +327,14 @@ pub(super) fn walk(
                 let st = sys::fstat(s.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.src(&rel)))?;
                 sys::mkdirat(ddir, &name, 0o700).map_err(|e| Fail::new(e, "mkdir", shared.dst(&rel)))?;
                 let d = sys::open_dir(ddir, &name).map_err(|e| Fail::new(e, "open", shared.dst(&rel)))?;
+                let dst_st = sys::fstat(d.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;
                 let entries = sys::entries(&s).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
-                dirs.push((rel.clone(), st));
-                stack.push(Frame { src: Arc::new(s), dst: Arc::new(d), rel, entries: entries.into_iter() });
+                dirs.push(DirMeta { depth: stack.len(), name, id: tree::id_of(&dst_st), stat: st });
+                src.push(Arc::new(s), &st);
+                dst.push(Arc::new(d), &dst_st);
+                stack.push(Frame { rel, entries: entries.into_iter() });
             }
         }
     }
     Ok(())
-}
-
-/// Removes one entry of `dir`, a directory with everything in it.
-pub(super) fn remove_entry(dir: RawFd, name: &CStr) -> Result<(), i32> {
-    match sys::unlinkat(dir, name, 0) {
-        Ok(()) | Err(libc::ENOENT) => return Ok(()),
-        Err(libc::EISDIR) | Err(libc::EPERM) => {}
-        Err(e) => return Err(e),
-    }
-    // A checkpoint keeps read-only modes; its owner may still make a directory writable again.
-    let _ = unsafe { libc::fchmodat(dir, name.as_ptr(), 0o700, 0) };
-    let sub = sys::open_dir(dir, name)?;
-    for (child, _) in sys::entries(&sub)? {
-        remove_entry(sub.as_raw_fd(), &child)?;
-    }
-    drop(sub);
-    match sys::unlinkat(dir, name, libc::AT_REMOVEDIR) {
-        Ok(()) | Err(libc::ENOENT) => Ok(()),
-        Err(e) => Err(e),
-    }
 }

@@ -6,10 +6,14 @@
 //! through paths, so a symlink is copied as a link and never followed, even one that appears in
 //! place of a directory while the copy runs. Regular files go to a few threads: each is cloned
 //! (`FICLONE`) where the filesystem shares extents, otherwise copied in the kernel
-//! (`copy_file_range`), otherwise read and written. Modes and times are copied; a directory's
+//! (`copy_file_range`), otherwise read and written; a file with holes has only its data copied
+//! (`SEEK_DATA`/`SEEK_HOLE`, Linux), so it takes no more room in the copy. Modes and times are copied; a directory's
 //! own are set last, deepest first, because writing into it changes its mtime and a read-only
-//! mode would stop the copy. Sockets, FIFOs and devices cannot be copied as data and are skipped
-//! and reported.
+//! mode would stop the copy, and they too are set through descriptors opened from the root down,
+//! so no depth is too deep for them and a directory swapped for a link meanwhile fails the copy
+//! instead of changing where the link points. A walk keeps a bounded number of descriptors open
+//! however deep the tree (see `tree::Chain`). Sockets, FIFOs and devices cannot be copied as
+//! data and are skipped and reported.
 
 use crate::core::error::{errno_name, CoreError, CoreResult};
 use crate::core::value::Value;
@@ -138,9 +142,12 @@ fn io_fail(e: std::io::Error, syscall: &'static str, path: &Path) -> Fail {
 }
 
 mod copy;
+mod files;
 mod sys;
+mod tree;
 pub use copy::default_threads;
 use copy::*;
+use tree::remove_entry;
 
 /// `rm -rf` without following links. A missing path is not an error.
 pub fn remove_tree(path: &Path) -> std::io::Result<()> {

@@ -85,6 +85,23 @@ pub fn fchmod(fd: RawFd, mode: libc::mode_t) -> Result<(), i32> {
     retry(|| unsafe { libc::fchmod(fd, mode & 0o7777) }).map(drop)
 }
 
+/// chmod of the directory `name` in `dir`, never through a link.
+#[cfg(target_os = "linux")]
+pub fn chmod_dir_nofollow(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<(), i32> {
+    // Linux cannot chmod without following a link (fchmodat2 aside, 6.6+), and a directory
+    // without permissions cannot be opened to fchmod; an O_PATH descriptor names the very
+    // directory, and its /proc link reaches it.
+    let fd = openat(dir, name, libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY, 0)?;
+    let proc = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::EINVAL)?;
+    retry(|| unsafe { libc::chmod(proc.as_ptr(), mode) }).map(drop)
+}
+
+/// chmod of the directory `name` in `dir`, never through a link.
+#[cfg(not(target_os = "linux"))]
+pub fn chmod_dir_nofollow(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<(), i32> {
+    retry(|| unsafe { libc::fchmodat(dir, name.as_ptr(), mode, libc::AT_SYMLINK_NOFOLLOW) }).map(drop)
+}
+
 pub fn unlinkat(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<(), i32> {
     retry(|| unsafe { libc::unlinkat(dir, name.as_ptr(), flags) }).map(drop)
 }

@@ -2,6 +2,9 @@ use super::*;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::process::Command;
 
+mod deep;
+mod sparse;
+
 fn tmp(tag: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("procvisor-snapshot-{tag}-{}", random_hex()));
     std::fs::create_dir_all(&p).unwrap();
