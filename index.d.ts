@@ -708,7 +708,11 @@ export interface TerminalSnapshot {
   lines: string[]
   /** Where the cursor is. */
   cursor: { row: number; col: number }
-  /** The window title the program set (`ESC ] 2 ; … BEL`), `''` if none. */
+  /**
+   * The window title the program set (`ESC ] 2 ; … BEL`), `''` if none; at most 4 KiB (cut at a
+   * character). The screen drops an OSC string longer than 8 KiB whole (a title past that is
+   * never set); the output is not filtered.
+   */
   title: string
 }
 

@@ -45,3 +45,47 @@ test('terminal.resize past the cap is refused and changes nothing', () => {
 test('a process on a terminal without a screen keeps any window size', () => {
   assert.deepEqual(run('plain'), { plain: 'kept' })
 })
+
+test('a 64 MiB window title or an endless OSC string leaves memory alone, and later output renders', async (tc) => {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const { ProcessManager } = require('..')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-osc-'))
+  const pm = new ProcessManager({ workingDirectory: dir })
+  try {
+    const big = "head -c 67108864 /dev/zero | tr '\\0' t"
+    const script = [
+      'stty -echo',
+      // An OSC that has not ended yet: everything after it is part of it, so far.
+      `printf '\\033]2;'; ${big}; : > open-done`,
+      'read line',
+      // Its end (BEL), then a 64 MiB title ended by ST, then a short one and a line.
+      "printf '\\007\\033]0;'",
+      big,
+      "printf '\\033\\\\\\033]2;short title\\007after-title\\n'",
+      'sleep 600',
+    ].join('\n')
+    const rss = () => process.memoryUsage().rss
+    const before = rss()
+    const t = await pm.createTerminal({ command: ['sh', '-c', script], cols: 40, rows: 5 })
+    const { eventually } = require('./helpers')
+    assert.ok(await eventually(() => fs.existsSync(path.join(dir, 'open-done')), 30_000), 'the child wrote the open OSC')
+    const open = rss() - before
+    await t.write('\r')
+    const snap = await eventually(async () => {
+      const s = await t.getSnapshot()
+      return s.lines.some((l) => l.includes('after-title')) && s
+    }, 30_000)
+    const after = rss() - before
+    const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`
+    const grew = `RSS grew by ${mib(open)} with a 64 MiB OSC open, by ${mib(after)} after a 64 MiB title`
+    tc.diagnostic(grew)
+    assert.ok(open < 40 * 1048576 && after < 40 * 1048576, grew)
+    assert.ok(snap, 'the line after the titles renders')
+    assert.equal(snap.title, 'short title')
+    await t.terminate()
+  } finally {
+    await pm.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -3,6 +3,7 @@
 //! any reader of the log would render, and sized with the terminal.
 
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::osc::OscFilter;
 use std::num::NonZeroU16;
 
 /// The most cells (cols × rows) a screen holds. The emulator allocates every cell of the window
@@ -30,13 +31,27 @@ fn bounded(cols: u16, rows: u16) -> (NonZeroU16, NonZeroU16) {
     (cols, nz(rows.min(most_rows)))
 }
 
+/// The longest OSC string (`ESC ] …`) the screen's parser sees; a longer one is dropped whole.
+/// Titles, hyperlinks and clipboard strings are far shorter.
+pub const MAX_OSC_BYTES: usize = 8 * 1024;
+/// The longest window title kept, in bytes (cut at a character boundary).
+pub const MAX_TITLE_BYTES: usize = 4 * 1024;
+
 /// The window title, the one thing the parser reports through a callback rather than keeps.
 #[derive(Default)]
 struct Title(String);
 
 impl vt100::Callbacks for Title {
     fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
-        self.0 = String::from_utf8_lossy(title).into_owned();
+        let mut t = String::from_utf8_lossy(title).into_owned();
+        if t.len() > MAX_TITLE_BYTES {
+            let mut end = MAX_TITLE_BYTES;
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            t.truncate(end);
+        }
+        self.0 = t;
     }
 }
 
@@ -54,6 +69,7 @@ pub struct Snapshot {
 
 pub struct Screen {
     parser: vt100::Parser<Title>,
+    osc: OscFilter,
 }
 
 fn nz(v: u16) -> NonZeroU16 {
@@ -64,11 +80,19 @@ impl Screen {
     pub fn new(cols: u16, rows: u16) -> Self {
         // No scrollback: the log keeps the history; the screen is only what is visible.
         let (cols, rows) = bounded(cols, rows);
-        Self { parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Title::default()) }
+        Self {
+            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Title::default()),
+            osc: OscFilter::new(MAX_OSC_BYTES),
+        }
     }
 
     pub fn feed(&mut self, data: &[u8]) {
-        self.parser.process(data);
+        let parser = &mut self.parser;
+        self.osc.filter(data, |part| {
+            if !part.is_empty() {
+                parser.process(part)
+            }
+        });
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {
@@ -106,6 +130,49 @@ mod tests {
         s.resize(30, 3);
         let snap = s.snapshot();
         assert_eq!((snap.cols, snap.rows, snap.lines.len()), (30, 3, 3));
+    }
+
+    #[test]
+    fn long_titles_are_cut_and_longer_oscs_dropped() {
+        let mut s = Screen::new(20, 3);
+        let title = "é".repeat(3000); // 6000 bytes
+        s.feed(format!("\x1b]2;{title}\x07one").as_bytes());
+        let snap = s.snapshot();
+        assert_eq!(snap.title, "é".repeat(MAX_TITLE_BYTES / 2));
+        assert_eq!(snap.lines[0], "one");
+        // Past the OSC bound the title is not set at all, and what follows renders.
+        s.feed(b"\x1b]2;");
+        for _ in 0..64 {
+            s.feed(&[b'x'; 4096]);
+        }
+        s.feed(b"\x1b\\ two\x1b]0;short\x1b\\!");
+        let snap = s.snapshot();
+        assert_eq!(snap.title, "short");
+        assert_eq!(snap.lines[0], "one two!");
+    }
+
+    proptest::proptest! {
+        /// Within the OSC bound the filter changes nothing the parser renders, however the
+        /// output is cut into reads.
+        #[test]
+        fn short_oscs_render_as_without_the_filter(
+            data in proptest::collection::vec(
+                proptest::sample::select(b"ab]20;\x1b\x07\\\x18\x1a\n\r[1mP_\xc3\xa9".to_vec()),
+                0..300,
+            ),
+            cut in 0usize..300,
+        ) {
+            let mut raw = vt100::Parser::new_with_callbacks(nz(4), nz(10), 0, Title::default());
+            raw.process(&data);
+            let mut s = Screen::new(10, 4);
+            let (a, b) = data.split_at(cut.min(data.len()));
+            s.feed(a);
+            s.feed(b);
+            let snap = s.snapshot();
+            proptest::prop_assert_eq!(snap.lines, raw.screen().rows(0, 10).map(|l| l.trim_end().to_string()).collect::<Vec<_>>());
+            proptest::prop_assert_eq!((snap.cursor_row, snap.cursor_col), raw.screen().cursor_position());
+            proptest::prop_assert_eq!(snap.title, raw.callbacks().0.clone());
+        }
     }
 
     #[test]
