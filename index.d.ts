@@ -982,7 +982,8 @@ export declare class SandboxSupervisorLostError extends ProcessError {
  * `SANDBOX_PROTOCOL_MISMATCH`: a persistent sandbox's supervisor and this Node process speak
  * different protocol versions (the message names both procvisor versions). They refuse each
  * other before anything else is exchanged, so neither misreads the other; stop the old sandbox
- * with the procvisor that started it, or let its lifetime end.
+ * with the procvisor that started it, or let its lifetime end. Also a call the supervisor cannot
+ * read, or one too large for a frame, or a reply too large to send: that call fails alone.
  */
 export declare class SandboxProtocolError extends ProcessError {
   /** Always `'SANDBOX_PROTOCOL_MISMATCH'`. */

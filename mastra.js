@@ -309,7 +309,9 @@ function defineMastraClasses(workspace) {
       let handle
       try {
         await conn.call('attach', { pid: String(pid) }, (answer) => {
-          handle = new RemoteProcessHandle({}, conn, answer)
+          // The retention the process was spawned with, so the handle keeps all the supervisor sent.
+          const kept = answer.maxRetainedBytes === 'Infinity' ? Infinity : answer.maxRetainedBytes
+          handle = new RemoteProcessHandle(typeof kept === 'number' ? { maxRetainedBytes: kept } : {}, conn, answer)
         })
       } catch (e) {
         if (e instanceof ProcessNotFoundError) return undefined

@@ -68,3 +68,16 @@ test("a stream's tail hands a client that fell behind whole chunks from its offs
   tail.append('é')
   assert.deepEqual(tail.since(16, 100), { text: 'é', next: 18 })
 })
+
+test('a reply sent in parts is joined back into that reply; parts that are not one are a typed error for that call', () => {
+  const reply = { t: 'reply', id: 7, value: { stdout: 'é'.repeat(3000) + '\u{1F600}'.repeat(10) } }
+  const text = JSON.stringify(reply)
+  // Cut every 1,001 characters: some cuts fall inside a surrogate pair.
+  const parts = []
+  for (let i = 0; i < text.length; i += 1001) parts.push(JSON.parse(JSON.stringify(text.slice(i, i + 1001))))
+  assert.deepEqual(protocol.joinParts(parts, 7), reply)
+  const broken = protocol.joinParts(parts.slice(1), 7)
+  assert.equal(broken.id, 7)
+  assert.equal(broken.error.code, 'SANDBOX_PROTOCOL_MISMATCH')
+  assert.equal(protocol.joinParts(parts, 8).error.code, 'SANDBOX_PROTOCOL_MISMATCH')
+})

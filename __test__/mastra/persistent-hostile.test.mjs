@@ -7,9 +7,9 @@ import * as fs from 'node:fs'
 import * as net from 'node:net'
 import * as path from 'node:path'
 import { execFile } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { NativeLocalSandbox } from 'procvisor/mastra'
+import { NativeLocalSandbox, SandboxProtocolError } from 'procvisor/mastra'
 import { ROOT, alive, tempDir } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
@@ -232,6 +232,51 @@ describe('persistent sandboxes against misbehaving clients', () => {
     assert.ok(text.startsWith('1\n2\n3\n'), text.slice(0, 20))
     assert.ok(text.endsWith(`\n${lines - 1}\n${lines}\n`), text.slice(-30))
     c.socket.destroy()
+    await sb._stop()
+  })
+
+  it('50 MiB of stdin and a 70 MiB reply cross the socket whole, and the connection stays up', async () => {
+    const { sb } = await started()
+    const wd = path.join(tmp, 'wd')
+    const sha = (b) => createHash('sha256').update(b).digest('hex')
+    // Over the 64 MiB of one frame once in base64: sent in pieces, in order.
+    const data = randomBytes(50 * 1024 * 1024)
+    const cat = await sb.processes.spawn('cat > big.bin')
+    await cat.sendStdin(data)
+    await cat.closeStdin()
+    assert.equal((await cat.wait()).exitCode, 0)
+    const written = fs.readFileSync(path.join(wd, 'big.bin'))
+    assert.equal(written.length, data.length)
+    assert.equal(sha(written), sha(data))
+    fs.rmSync(path.join(wd, 'big.bin'))
+    // Writes not waited for, each of several pieces, still arrive in call order, then the EOF.
+    const a = Buffer.alloc(3 * 1024 * 1024, 'a')
+    const b = Buffer.alloc(3 * 1024 * 1024 + 5, 'b')
+    const ordered = await sb.processes.spawn('cat > order.bin')
+    await Promise.all([ordered.sendStdin(a), ordered.sendStdin(b), ordered.closeStdin()])
+    assert.equal((await ordered.wait()).exitCode, 0)
+    assert.equal(sha(fs.readFileSync(path.join(wd, 'order.bin'))), sha(Buffer.concat([a, b])))
+    // A call that no frame can carry fails alone, before anything is sent.
+    await assert.rejects(sb.processes.spawn(`#${'x'.repeat(65 * 1024 * 1024)}`), SandboxProtocolError)
+
+    // 70 MiB of retained output, handed to a second Node-side object that attaches to it.
+    const size = 70 * 1024 * 1024
+    const big = await sb.processes.spawn(`head -c ${size} /dev/zero | tr '\\0' a`, { maxRetainedBytes: Infinity })
+    await big.wait()
+    assert.equal(big.stdout.length, size)
+    const other = new NativeLocalSandbox({ id: sb.id, workingDirectory: wd, persistent: true })
+    assert.equal((await other.start()).outcome, 'connected')
+    try {
+      const again = await other.processes.get(big.pid)
+      assert.equal(again.stdout.length, size)
+      assert.equal(again.stdout, big.stdout)
+      // The same connection goes on.
+      assert.deepEqual((await other.processes.list()).map((p) => p.pid).sort(), [cat.pid, ordered.pid, big.pid].sort())
+      const echo = await other.processes.spawn('echo next')
+      assert.equal((await echo.wait()).stdout, 'next\n')
+    } finally {
+      await other.detach()
+    }
     await sb._stop()
   })
 })

@@ -39,6 +39,10 @@ class Connection extends EventEmitter {
     this.ended = undefined
     this.frames = new protocol.FrameReader()
     this.subscribers = new Map()
+    /** The parts read so far of replies too large for one frame, by call id. */
+    this.parts = new Map()
+    /** Why the supervisor disconnected this client, when it said. */
+    this.refusal = undefined
   }
 
   /** Connects to the supervisor at `socketPath`; null when none answers there. */
@@ -113,9 +117,19 @@ class Connection extends EventEmitter {
   }
 
   dispatch(m) {
-    if (m.t === 'reply') {
+    if (m.t === 'part') {
+      if (!this.pending.has(m.id)) return
+      const parts = this.parts.get(m.id)
+      if (parts) parts.push(m.data)
+      else this.parts.set(m.id, [m.data])
+    } else if (m.t === 'reply') {
       const p = this.pending.get(m.id)
       if (!p) return
+      if (m.parts !== undefined) {
+        const whole = protocol.joinParts(this.parts.get(m.id) || [], m.id)
+        this.parts.delete(m.id)
+        return this.dispatch(whole)
+      }
       this.pending.delete(m.id)
       this.idle()
       if (m.error) p.reject(protocol.toError(m.error))
@@ -125,6 +139,8 @@ class Connection extends EventEmitter {
         if (p.onReply) p.onReply(value)
         p.resolve(value)
       }
+    } else if (m.t === 'refused') {
+      this.refusal = m
     } else if (m.t === 'event') {
       if (m.pid !== undefined) this.subscribers.get(String(m.pid))?.(m)
       else if (m.kind === 'ended') this.ended = m.reason
@@ -139,9 +155,12 @@ class Connection extends EventEmitter {
       ? lost(`this object let go of sandbox ${id} (detach() or stop()); start() attaches again`)
       : this.ended
         ? lost(`sandbox ${id} has ended: ${why[this.ended] || this.ended}; start() starts it again`)
-        : lost(`the supervisor of sandbox ${id} (pid ${this.sandbox?.pid}) is gone; start() starts a new one`)
+        : this.refusal
+          ? lost(`the supervisor of sandbox ${id} disconnected this Node process: ${this.refusal.message}; start() attaches again`)
+          : lost(`the supervisor of sandbox ${id} (pid ${this.sandbox?.pid}) is gone; start() starts a new one`)
     for (const p of this.pending.values()) p.reject(this.lostError)
     this.pending.clear()
+    this.parts.clear()
     if (!this.closed) this.emit('lost', this.lostError)
     this.emit('gone', this.lostError)
   }
@@ -153,10 +172,16 @@ class Connection extends EventEmitter {
   call(op, args, onReply) {
     if (this.lostError) return Promise.reject(this.lostError)
     const id = this.nextId++
+    let frame
+    try {
+      frame = protocol.encodeCall(id, op, encodeValue(args))
+    } catch (e) {
+      return Promise.reject(e)
+    }
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onReply })
       this.idle()
-      this.socket.write(protocol.encode({ t: 'call', id, op, args: encodeValue(args) }))
+      this.socket.write(frame)
     })
   }
 

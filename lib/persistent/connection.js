@@ -4,6 +4,7 @@
 // happens is that this client is disconnected; the supervisor, its processes and its other
 // clients go on.
 
+const errors = require('../errors')
 const protocol = require('./protocol')
 const calls = require('./calls')
 const { encodeValue } = require('./values')
@@ -19,8 +20,19 @@ const REFUSAL_GRACE_MS = 1000
 const OUTPUT_BOUND = 8 * 1024 * 1024
 /** Bytes of one event of output sent to a client catching up. */
 const CATCH_UP_PIECE = 256 * 1024
-/** Bytes queued for a client past which it is disconnected: replies it asked for and does not read. */
-const QUEUE_LIMIT = 256 * 1024 * 1024
+/**
+ * Bytes queued for a client past which it is disconnected: replies it asked for and does not
+ * read. Above the largest single reply (a JavaScript string holds at most 512 MiB).
+ */
+const QUEUE_LIMIT = 1024 * 1024 * 1024
+
+/** The frame of a message's JSON text. */
+function frameOf(text) {
+  const body = Buffer.from(text, 'utf8')
+  const head = Buffer.allocUnsafe(4)
+  head.writeUInt32BE(body.length, 0)
+  return Buffer.concat([head, body])
+}
 
 class Client {
   constructor(socket) {
@@ -37,11 +49,20 @@ class Client {
      * stderr it has been sent up to, and whether its exit is still to be sent.
      */
     this.behind = null
-    socket.on('drain', () => this.catchUp())
+    /**
+     * Frames waiting behind a reply sent in parts (`{ id, text, at, count }`), which goes out a
+     * part at a time as the client reads, so that it is never all queued at once.
+     */
+    this.outbox = []
+    this.outboxBytes = 0
+    socket.on('drain', () => {
+      this.flush()
+      this.catchUp()
+    })
   }
 
   queued() {
-    return this.socket.writableLength
+    return this.socket.writableLength + this.outboxBytes
   }
 
   send(message) {
@@ -50,9 +71,51 @@ class Client {
 
   write(frame) {
     if (this.socket.destroyed || this.refused) return
-    this.socket.write(frame)
+    if (this.outbox.length > 0) {
+      this.outbox.push(frame)
+      this.outboxBytes += frame.length
+    } else {
+      this.socket.write(frame)
+    }
+    this.check()
+  }
+
+  check() {
     if (this.queued() > QUEUE_LIMIT) this.socket.destroy()
     else if (this.queued() > OUTPUT_BOUND) this.fallBehind()
+  }
+
+  /** A reply: one frame, or parts when its JSON is longer than PART_CHARS. Throws if it cannot be encoded. */
+  reply(message) {
+    const text = JSON.stringify(message)
+    if (text.length <= protocol.PART_CHARS) return this.write(frameOf(text))
+    if (this.socket.destroyed || this.refused) return
+    this.outbox.push({ id: message.id, text, at: 0, count: 0 })
+    this.outboxBytes += text.length
+    this.flush()
+    this.check()
+  }
+
+  /** Moves frames from the outbox to the socket while it holds less than a part. */
+  flush() {
+    while (this.outbox.length > 0 && this.socket.writableLength < protocol.PART_CHARS && !this.socket.destroyed) {
+      const item = this.outbox[0]
+      if (Buffer.isBuffer(item)) {
+        this.outbox.shift()
+        this.outboxBytes -= item.length
+        this.socket.write(item)
+      } else if (item.at < item.text.length) {
+        // A cut inside a surrogate pair is escaped by JSON and whole again once joined.
+        const data = item.text.slice(item.at, item.at + protocol.PART_CHARS)
+        item.at += data.length
+        item.count++
+        this.outboxBytes -= data.length
+        this.socket.write(protocol.encode({ t: 'part', id: item.id, data }))
+      } else {
+        this.outbox.shift()
+        this.socket.write(protocol.encode({ t: 'reply', id: item.id, parts: item.count }))
+      }
+    }
   }
 
   subscribe(rec) {
@@ -65,7 +128,8 @@ class Client {
   unsubscribe(rec) {
     rec.subscribers.delete(this)
     this.subscriptions.delete(rec)
-    this.behind?.delete(rec)
+    // A client behind still gets what it missed of `rec`, and its exit: a process forgotten
+    // meanwhile (released elsewhere) must not leave its wait() unanswered.
   }
 
   /** New output of `rec` on `stream` (already in its tail). */
@@ -91,7 +155,8 @@ class Client {
    * and serves it live again once nothing is missing.
    */
   catchUp() {
-    if (!this.behind || this.socket.destroyed) return
+    // Output goes after the replies in the outbox: an `attach` there comes before its events.
+    if (!this.behind || this.socket.destroyed || this.outbox.length > 0) return
     for (const [rec, at] of this.behind) {
       for (const stream of [0, 1]) {
         for (;;) {
@@ -170,12 +235,20 @@ function serveSocket(socket, host) {
 
 /** Answers call `m`: its value, or the typed error of this call alone. */
 async function serve(host, client, m) {
+  let value
   try {
     const [op, args] = calls.resolve(host.ops, m, protocol.VERSION)
-    const value = await op(client, args)
-    client.send({ t: 'reply', id: m.id, value: encodeValue(value) })
+    value = await op(client, args)
   } catch (e) {
-    client.send({ t: 'reply', id: m.id, error: protocol.fromError(e) })
+    client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
+    return
+  }
+  try {
+    client.reply({ t: 'reply', id: m.id, value: encodeValue(value) })
+  } catch (e) {
+    // Larger than a string can hold: this call fails, the connection goes on.
+    const error = new errors.SandboxProtocolError(`the reply to ${m.op} cannot be sent: ${e.message}`)
+    client.reply({ t: 'reply', id: m.id, error: protocol.fromError(error) })
   }
 }
 

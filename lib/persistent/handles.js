@@ -7,6 +7,9 @@ const { checkSignal, describe } = require('../util')
 const { binding } = require('../native')
 const { traceMethods } = require('../trace')
 
+/** Bytes of stdin per call: well under a frame's limit once in base64, whatever a write's size. */
+const STDIN_PIECE = 1024 * 1024
+
 /**
  * The Processes API of one remote process (`handle.nativeHandle`): the same methods as a local
  * process's, answered by the supervisor, so cursors from any Node process attached to the sandbox
@@ -17,6 +20,8 @@ class RemoteProcessView {
   constructor(conn, pid) {
     this._conn = conn
     this._pid = String(pid)
+    /** Settles when the writes and EOF asked for so far are done: they go in call order. */
+    this._stdinDone = Promise.resolve()
   }
 
   get pid() {
@@ -112,12 +117,28 @@ class RemoteProcessView {
     return this._call('resize', cols, rows)
   }
 
+  /** Writes to stdin in pieces of 1 MiB, each written before the next is sent. */
   async sendStdin(data) {
-    await this._conn.call('stdin', { pid: this._pid, data: Buffer.from(data).toString('base64') })
+    // A copy: what is sent is the data as it was at the call, however long the queue before it.
+    const bytes = Buffer.from(data)
+    return this._stdinInOrder(async () => {
+      let at = 0
+      do {
+        const piece = bytes.subarray(at, at + STDIN_PIECE)
+        await this._conn.call('stdin', { pid: this._pid, data: piece.toString('base64') })
+        at += piece.length
+      } while (at < bytes.length)
+    })
   }
 
   async closeStdin() {
-    await this._conn.call('closeStdin', { pid: this._pid })
+    return this._stdinInOrder(() => this._conn.call('closeStdin', { pid: this._pid }))
+  }
+
+  async _stdinInOrder(task) {
+    const run = this._stdinDone.then(task)
+    this._stdinDone = run.catch(() => {})
+    await run
   }
 
   _held(p) {

@@ -9,17 +9,43 @@
 
 const errors = require('../errors')
 
-/** Bumped whenever a frame's meaning changes. */
-const PROTOCOL = 1
+/** Bumped whenever a frame's meaning changes (2: replies in parts). */
+const PROTOCOL = 2
 const VERSION = require('../../package.json').version
 /** A frame larger than this is a protocol error, not a reason to allocate without bound. */
 const MAX_FRAME = 64 * 1024 * 1024
+/**
+ * A reply whose JSON is longer than this many characters is sent as `part` frames of this size,
+ * then a reply frame that counts them: a reply of any size (retained text, say) crosses, and
+ * the frames between its parts keep their place.
+ */
+const PART_CHARS = 1024 * 1024
 
 function encode(message) {
   const body = Buffer.from(JSON.stringify(message), 'utf8')
   const head = Buffer.allocUnsafe(4)
   head.writeUInt32BE(body.length, 0)
   return Buffer.concat([head, body])
+}
+
+/** The frame of a call, or a typed error for a call too large for one frame (nothing is sent). */
+function encodeCall(id, op, args) {
+  const frame = encode({ t: 'call', id, op, args })
+  if (frame.length - 4 > MAX_FRAME) {
+    throw new errors.SandboxProtocolError(`the call ${op} is ${frame.length - 4} bytes, over the ${MAX_FRAME}-byte limit of one frame; nothing was sent`)
+  }
+  return frame
+}
+
+/** The reply that `parts` (the `data` of its part frames, in order) spell. */
+function joinParts(parts, id) {
+  try {
+    const m = JSON.parse(parts.join(''))
+    if (m && m.t === 'reply' && m.id === id && m.parts === undefined) return m
+  } catch (e) {
+    return { t: 'reply', id, error: fromError(new errors.SandboxProtocolError(`the reply to call ${id}, sent in ${parts.length} parts, cannot be read: ${e.message}`)) }
+  }
+  return { t: 'reply', id, error: fromError(new errors.SandboxProtocolError(`the parts of the reply to call ${id} are not that reply`)) }
 }
 
 /**
@@ -127,4 +153,4 @@ function toError(d) {
   return e
 }
 
-module.exports = { PROTOCOL, VERSION, MAX_FRAME, encode, FrameReader, hello, helloMismatch, socketDirectory, socketPath, fromError, toError }
+module.exports = { PROTOCOL, VERSION, MAX_FRAME, PART_CHARS, encode, encodeCall, joinParts, FrameReader, hello, helloMismatch, socketDirectory, socketPath, fromError, toError }

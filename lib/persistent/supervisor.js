@@ -84,7 +84,9 @@ function recordOf(pid) {
 /** What `attach` and `spawn` answer: the process, its retained text, its result once exited. */
 function attached(rec, client) {
   client.subscribe(rec)
-  return { ...info(rec), stdinMode: rec.stdinMode, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
+  const max = rec.tails[0].max
+  const retained = max === Infinity ? 'Infinity' : max
+  return { ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: retained, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
 }
 
 /** The Processes API methods a client may call on a process's view. */
