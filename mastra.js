@@ -33,7 +33,7 @@ const {
   ProcessNotFoundError,
   invalidOption,
 } = require('./lib/errors.js')
-const { Connection, startSupervisor } = require('./lib/persistent/client.js')
+const { Connection, findSupervisor, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
 const { socketPath } = require('./lib/persistent/location.js')
 const { binding } = require('./lib/native.js')
@@ -486,7 +486,7 @@ function defineMastraClasses(workspace) {
 
     /** @internal The supervisor already serving this id, if one answers. */
     async _findSupervisor() {
-      const conn = await Connection.open(socketPath(this.id))
+      const conn = await findSupervisor(socketPath(this.id))
       if (!conn) return undefined
       const wd = path.resolve(this.workingDirectory)
       if (conn.sandbox.workingDirectory !== wd) {

@@ -7,14 +7,14 @@
 //
 // It ends in three ways only: `stop()`/`destroy()` from a client (the `shutdown` call), the end
 // of the sandbox's lifetime (`timeoutMs` from its start, enforced here whether or not anyone is
-// attached; the working directory is captured first with `snapshotOnStop`), or its socket being
-// taken by another supervisor (nobody could reach it any more).
+// attached; the working directory is captured first with `snapshotOnStop`), or its id being
+// taken by another supervisor after its lock file was deleted (nobody could reach it any more).
+// A deleted socket file is put back (place.js).
 //
 // It prints one JSON line on stdout once it serves (`{"ready":true}`), or once it found another
-// supervisor already serving the id (`{"existing":true}`), and never writes there again.
+// supervisor holding the id (`{"existing":true}`), and never writes there again.
 
 const fs = require('node:fs')
-const net = require('node:net')
 const { binding } = require('../native')
 const { launch, mastraExitCode } = require('../core')
 const { request } = require('../manager')
@@ -22,6 +22,8 @@ const { ProcessHandle: CoreProcessHandle } = require('../handle')
 const errors = require('../errors')
 const protocol = require('./protocol')
 const { encodeValue, decodeValue } = require('./values')
+const { logPathOf } = require('./location')
+const { Place } = require('./place')
 
 const config = JSON.parse(process.argv[2])
 const startedAt = Date.now()
@@ -312,13 +314,9 @@ async function finish(reason) {
     }
   }
   for (const c of clients) send(c, { t: 'event', kind: 'ended', reason })
-  // Asked before the server closes, which unlinks the socket file.
-  const owned = ownsSocket()
-  server.close()
-  if (owned) {
-    fs.rmSync(config.socketPath, { force: true })
+  if (place.release()) {
     // The log only matters after a crash; an orderly end leaves nothing behind.
-    fs.rmSync(config.socketPath.replace(/\.sock$/, '.log'), { force: true })
+    fs.rmSync(logPathOf(config.socketPath), { force: true })
   }
   // The replies and the last events are flushed before the exit.
   setImmediate(() => {
@@ -327,66 +325,17 @@ async function finish(reason) {
   })
 }
 
-let socketIno = null
-function ownsSocket() {
-  try {
-    return fs.statSync(config.socketPath).ino === socketIno
-  } catch {
-    return false
-  }
-}
-
-/** Is a supervisor answering on the socket? */
-function answering(path) {
-  return new Promise((resolve) => {
-    const s = net.connect(path)
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
-}
-
-function listen(path) {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(path, () => {
-      server.removeListener('error', reject)
-      resolve()
-    })
-  })
-}
-
-const server = net.createServer(accept)
+const place = new Place(config.socketPath, accept, () => end('replaced'))
 let lifetime
 
 async function main() {
-  // Binding first: of two supervisors started at once for a new sandbox, exactly one binds and
-  // the other finds it answering. (Checking first, then removing the path and binding, let the
-  // second remove the socket the first had just bound, and the first's client found nothing.)
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await listen(config.socketPath)
-      break
-    } catch (e) {
-      if (e.code !== 'EADDRINUSE' || attempt >= 4) throw e
-    }
-    if (await answering(config.socketPath)) {
-      process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
-      process.exit(0)
-    }
-    // Nobody answers: a socket file left by a supervisor that died is replaced.
-    fs.rmSync(config.socketPath, { force: true })
+  // The lock decides: of two supervisors started for one id, the one that cannot take it leaves,
+  // and its client waits for the holder's socket.
+  if (!(await place.take())) {
+    process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
+    process.exit(0)
   }
-  fs.chmodSync(config.socketPath, 0o600)
-  socketIno = fs.statSync(config.socketPath).ino
   arm()
-  // Should another supervisor replace the socket file (two starts racing past a dead one), this
-  // one can no longer be reached, and ends rather than run on unseen.
-  setInterval(() => {
-    if (!ownsSocket()) end('replaced')
-  }, 2000).unref()
   process.on('SIGTERM', () => end('terminated'))
   process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`)
   // The client closes its end once it read that line; nothing is written there again.
