@@ -35,7 +35,7 @@ const {
 } = require('./lib/errors.js')
 const { Connection, findSupervisor, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
-const { socketPath } = require('./lib/persistent/location.js')
+const { checkId, socketPath } = require('./lib/persistent/location.js')
 const { binding } = require('./lib/native.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
@@ -107,15 +107,24 @@ class RunningSandbox {
 }
 
 /**
- * The checkpoint name of a sandbox that has none configured: its id when that is a valid name,
- * otherwise a valid name made from it, with a hash of the id so two ids never share one.
+ * The longest checkpoint name made from an id, in bytes: with the prefixes and suffixes of the
+ * capture's temporary entries (`.tmp-owner-<name>-<hex>`) it stays within a file name's 255.
+ */
+const MAX_CHECKPOINT_NAME = 200
+
+/**
+ * The checkpoint name of a sandbox that has none configured: its id when that is a valid name of
+ * at most 200 bytes, otherwise a valid name made from it (cut to fit), with a hash of the whole
+ * id so two ids never share one and a later start with the same id finds it again.
  */
 function checkpointNameFor(id) {
   const text = String(id)
   const safe = text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/\.{2,}/g, '.')
   const name = /^[A-Za-z0-9]/.test(safe) ? safe : `sandbox-${safe}`
-  if (name === text) return name
-  return `${name}-${crypto.createHash('sha256').update(text).digest('hex').slice(0, 10)}`
+  if (name === text && name.length <= MAX_CHECKPOINT_NAME) return name
+  const hash = crypto.createHash('sha256').update(text).digest('hex').slice(0, 10)
+  // ASCII only by now: a character is a byte.
+  return `${name.slice(0, MAX_CHECKPOINT_NAME - hash.length - 1)}-${hash}`
 }
 
 /**
@@ -349,6 +358,7 @@ function defineMastraClasses(workspace) {
       const lifecycle = binding.checkLifecycleOptions(o)
       super(o) // wires a LocalProcessManager that is replaced below and never used
       if (lifecycle.persistent) {
+        checkId(this.id)
         // The supervisor runs in the working directory: a relative path sent there would be
         // resolved a second time, against the wrong directory.
         this.setWorkingDirectory(path.resolve(this.workingDirectory))

@@ -247,15 +247,19 @@ async function launch(config) {
   const log = fs.openSync(logPath, 'a', 0o600)
   let child
   try {
-    child = spawn(process.execPath, [SUPERVISOR, JSON.stringify(config)], {
+    // The config goes on stdin, not argv: argv is bounded (E2BIG) and readable by every user.
+    child = spawn(process.execPath, [SUPERVISOR], {
       detached: true,
-      stdio: ['ignore', 'pipe', log],
+      stdio: ['pipe', 'pipe', log],
       cwd: config.workingDirectory,
       env: supervisorEnv(process.env),
     })
   } finally {
     fs.closeSync(log)
   }
+  // A supervisor that died at once closed its end: its exit says why, not this write.
+  child.stdin.on('error', () => {})
+  child.stdin.end(JSON.stringify(config))
   const first = await new Promise((resolve, reject) => {
     let text = ''
     const timer = setTimeout(() => reject(new errors.ProcessError(`the sandbox supervisor did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS)

@@ -1,9 +1,9 @@
 'use strict'
-// The supervisor of one persistent sandbox: `node supervisor.js <config JSON>`, started detached
-// by the first `start()` of a sandbox with `persistent: true` and found again by later ones over
-// its Unix socket. Its processes run under procvisor as anywhere else (cgroup or process group
-// each, the watchdog kills them should this process die by SIGKILL), so they outlive the Node
-// processes that attach, never the supervisor.
+// The supervisor of one persistent sandbox: `node supervisor.js` with its config as JSON on
+// stdin, started detached by the first `start()` of a sandbox with `persistent: true` and found
+// again by later ones over its Unix socket. Its processes run under procvisor as anywhere else
+// (cgroup or process group each, the watchdog kills them should this process die by SIGKILL), so
+// they outlive the Node processes that attach, never the supervisor.
 //
 // It ends in three ways only: `stop()`/`destroy()` from a client (the `shutdown` call), the end
 // of the sandbox's lifetime (`timeoutMs` from its start, enforced here whether or not anyone is
@@ -25,7 +25,8 @@ const { encodeValue, decodeValue } = require('./values')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
 
-const config = JSON.parse(process.argv[2])
+// The config comes on stdin, written whole by the client, which then closes it.
+const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
 const expiresAt = startedAt + config.timeoutMs
 const containment = binding.resolveContainment('auto')
