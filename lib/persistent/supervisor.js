@@ -302,8 +302,23 @@ function end(reason) {
   return ending
 }
 
+/**
+ * Spawns under way. The end waits for them, so that their processes are killed with the rest
+ * rather than start after the kill and outlive a stop() that reported none.
+ */
+const launching = new Set()
+const spawnOp = ops.spawn
+ops.spawn = (client, a) => {
+  const launch = spawnOp(client, a)
+  launching.add(launch)
+  const done = () => launching.delete(launch)
+  launch.then(done, done)
+  return launch
+}
+
 async function finish(reason) {
   clearTimeout(lifetime)
+  while (launching.size > 0) await Promise.allSettled([...launching])
   const running = [...records.values()].filter((r) => r.result === undefined)
   await Promise.all(running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})))
   if (reason === 'expired' && config.snapshot) {
