@@ -182,7 +182,9 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    *
    * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
    * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
-   * or without anyone attached: it kills every process, captures the checkpoint with
+   * or without anyone attached: it kills every process (one still running then resolves with
+   * exit code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
+   * sandbox's lifetime (timeoutMs) of N ms ended"), captures the checkpoint with
    * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
    * object rejects with `SandboxSupervisorLostError`).
    */

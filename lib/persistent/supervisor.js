@@ -87,12 +87,16 @@ function output(rec, stream, data) {
 }
 
 function settle(rec, exit) {
+  // Killed by the end of the sandbox's lifetime: a timeout too, reported as a local sandbox
+  // reports it (124, timedOut, the same note). A process that ended by itself keeps its result.
+  const lifetime = !exit.timedOut && rec.lifetimeMs !== undefined && exit.signal !== undefined && exit.signal !== null
   // Mastra's note on a timeout is part of stderr, before the exit, for every subscriber alike.
   if (exit.timedOut) output(rec, 1, rec.core.timeoutNote())
-  const exitCode = mastraExitCode(exit)
+  else if (lifetime) output(rec, 1, `\nProcess killed: the sandbox's lifetime (timeoutMs) of ${rec.lifetimeMs} ms ended`)
+  const exitCode = lifetime ? 124 : mastraExitCode(exit)
   rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
-  if (exit.timedOut) rec.result.timedOut = true
-  if (exitCode === 128 || exit.timedOut) rec.result.killed = true
+  if (exit.timedOut || lifetime) rec.result.timedOut = true
+  if (exitCode === 128 || rec.result.timedOut) rec.result.killed = true
   for (const c of rec.subscribers) send(c, { t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
   if (rec.released) records.delete(rec.pid)
   const exited = [...records.values()].filter((r) => r.result !== undefined)
@@ -320,6 +324,7 @@ async function finish(reason) {
   clearTimeout(lifetime)
   while (launching.size > 0) await Promise.allSettled([...launching])
   const running = [...records.values()].filter((r) => r.result === undefined)
+  if (reason === 'expired') for (const r of running) r.lifetimeMs = config.timeoutMs
   await Promise.all(running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})))
   if (reason === 'expired' && config.snapshot) {
     const s = config.snapshot
