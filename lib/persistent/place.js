@@ -16,7 +16,10 @@ const { lockPathOf, privateDirectory } = require('./location')
 
 /** How often a supervisor checks that its lock file and socket are still in place. */
 const CHECK_MS = 1000
-/** A start that finds the id held tries again for this long: the holder may be a moment from serving. */
+/**
+ * A client's look at the lock (a shared lock, for an instant) is no holder: a supervisor that
+ * finds the lock taken tries a few more times before it leaves the id to the holder.
+ */
 const LOCK_ATTEMPTS = 5
 const LOCK_RETRY_MS = 20
 
