@@ -183,8 +183,9 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    *
    * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
    * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
-   * or without anyone attached: it kills every process (a command then resolves with exit code
-   * 128 and `killed: true`, no `timedOut`, no note), captures the checkpoint with
+   * or without anyone attached: it kills every process (one still running then resolves with
+   * exit code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
+   * sandbox's lifetime (timeoutMs) of N ms ended"), captures the checkpoint with
    * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
    * object rejects with `SandboxSupervisorLostError`).
    */
@@ -193,7 +194,8 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * `stop()` captures the working directory as this sandbox's checkpoint (after its processes
    * are killed, so none is writing), and a later `start()` whose working directory is missing or
    * empty restores it. The checkpoint is `checkpointName`, or else a name made from `id` (the id
-   * itself when it is a valid checkpoint name). `destroy()` deletes the checkpoints this id
+   * itself when it is a valid checkpoint name of at most 200 bytes, else a valid name cut to fit
+   * with a hash of the whole id). `destroy()` deletes the checkpoints this id
    * captured. Not a boolean: `InvalidProcessOptionError`.
    */
   snapshotOnStop?: boolean
@@ -207,12 +209,16 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * `detach()`, leaves the processes running; the connection keeps Node alive only while a call
    * or a `wait()` is pending.
    *
-   * One supervisor per id and user, reached over a Unix socket in `$XDG_RUNTIME_DIR/procvisor`
-   * (when this user owns `$XDG_RUNTIME_DIR`), else in `<tmpdir>/procvisor-<uid>`; that directory
-   * must be this user's with mode 0700, and the supervisor refuses clients of another uid
-   * (`SandboxAccessError`). A supervisor killed by SIGKILL takes its processes with it. Not a
-   * boolean, or `true` without an `id` (a generated one could never be found again):
-   * `InvalidProcessOptionError`, before anything starts. Default `false`: nothing outlives Node.
+   * One supervisor per id and user (it holds a lock file of its id for its life, and puts back
+   * a deleted socket), reached over a Unix socket in `$XDG_RUNTIME_DIR/procvisor` (when
+   * `$XDG_RUNTIME_DIR` is this user's with mode 0700), else in `<tmpdir>/procvisor-<uid>`, else in
+   * `/tmp/procvisor-<uid>`, the first where the socket path fits; that directory must be this
+   * user's with mode 0700, and the supervisor refuses clients of another uid
+   * (`SandboxAccessError`). The supervisor runs without the caller's `NODE_*` variables. A
+   * supervisor killed by SIGKILL takes its processes with it. The `id` must be a string of 1 to
+   * 128 characters without control characters. Not a boolean, `true` without an `id` (a generated
+   * one could never be found again), or a bad `id`:
+   * `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
    */
   persistent?: boolean
 }

@@ -33,9 +33,9 @@ const {
   ProcessNotFoundError,
   invalidOption,
 } = require('./lib/errors.js')
-const { Connection, startSupervisor } = require('./lib/persistent/client.js')
+const { Connection, findSupervisor, startSupervisor } = require('./lib/persistent/client.js')
 const { defineRemoteHandle } = require('./lib/persistent/handles.js')
-const { socketPath } = require('./lib/persistent/location.js')
+const { checkId, socketPath } = require('./lib/persistent/location.js')
 const { binding } = require('./lib/native.js')
 const { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd } = require('./lib/paths.js')
 const { traceMethods } = require('./lib/trace.js')
@@ -113,15 +113,24 @@ class RunningSandbox {
 }
 
 /**
- * The checkpoint name of a sandbox that has none configured: its id when that is a valid name,
- * otherwise a valid name made from it, with a hash of the id so two ids never share one.
+ * The longest checkpoint name made from an id, in bytes: with the prefixes and suffixes of the
+ * capture's temporary entries (`.tmp-owner-<name>-<hex>`) it stays within a file name's 255.
+ */
+const MAX_CHECKPOINT_NAME = 200
+
+/**
+ * The checkpoint name of a sandbox that has none configured: its id when that is a valid name of
+ * at most 200 bytes, otherwise a valid name made from it (cut to fit), with a hash of the whole
+ * id so two ids never share one and a later start with the same id finds it again.
  */
 function checkpointNameFor(id) {
   const text = String(id)
   const safe = text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/\.{2,}/g, '.')
   const name = /^[A-Za-z0-9]/.test(safe) ? safe : `sandbox-${safe}`
-  if (name === text) return name
-  return `${name}-${crypto.createHash('sha256').update(text).digest('hex').slice(0, 10)}`
+  if (name === text && name.length <= MAX_CHECKPOINT_NAME) return name
+  const hash = crypto.createHash('sha256').update(text).digest('hex').slice(0, 10)
+  // ASCII only by now: a character is a byte.
+  return `${name.slice(0, MAX_CHECKPOINT_NAME - hash.length - 1)}-${hash}`
 }
 
 /**
@@ -359,6 +368,7 @@ function defineMastraClasses(workspace) {
       const checkpointsDirectory = absoluteCheckpoints(o.checkpointsDirectory)
       // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
       super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
+      if (lifecycle.persistent) checkId(this.id)
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
@@ -496,7 +506,7 @@ function defineMastraClasses(workspace) {
 
     /** @internal The supervisor already serving this id, if one answers. */
     async _findSupervisor() {
-      const conn = await Connection.open(socketPath(this.id))
+      const conn = await findSupervisor(socketPath(this.id))
       if (!conn) return undefined
       const wd = path.resolve(this.workingDirectory)
       if (conn.sandbox.workingDirectory !== wd) {

@@ -5,8 +5,11 @@ import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { NativeLocalSandbox } from 'procvisor/mastra'
-import { alive, eventually, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, socketFor, sweep } from './persistent-helpers.mjs'
+import { createRequire } from 'node:module'
+import { alive, eventually, sleep, tempDir } from './helpers.mjs'
+import { IMPORT, child, freshId, processesWith, socketFor, sweep } from './persistent-helpers.mjs'
+
+const { lockPathOf } = createRequire(import.meta.url)('../../lib/persistent/location.js')
 
 let tmp
 let ids = []
@@ -27,6 +30,17 @@ const newId = (env = process.env) => {
   const id = freshId()
   ids.push([id, env])
   return id
+}
+
+/** The pids of the supervisors running in `wd`. */
+function supervisorsIn(wd) {
+  const out = []
+  for (const pid of processesWith('lib/persistent/supervisor.js')) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/cwd`) === wd) out.push(pid)
+    } catch {}
+  }
+  return out
 }
 
 /** A directory at `dir` with `mode`, whatever the umask. */
@@ -127,5 +141,41 @@ describe('starting a persistent sandbox', () => {
     const longTemp = dirWithMode(path.join(tmp, 't'.repeat(90)), 0o700)
     assert.equal(path.dirname(socketFor(id, { XDG_RUNTIME_DIR: long, TMPDIR: longTemp })), `/tmp/procvisor-${process.getuid()}`)
     assert.deepEqual(fs.readdirSync(longTemp), [])
+  })
+
+  it('puts back a deleted socket (and lock) file: a new start() attaches to the same sandbox, one supervisor runs', async () => {
+    const id = newId()
+    const wd = path.join(tmp, 'wd')
+    const open = () => new NativeLocalSandbox({ id, workingDirectory: wd, persistent: true, timeoutMs: 60000 })
+    const sb = open()
+    await sb.start()
+    const p = await sb.processes.spawn('sleep 300')
+    const supervisor = sb.supervisorPid
+    const sock = socketFor(id)
+    fs.rmSync(sock)
+    const again = open()
+    assert.equal((await again.start()).outcome, 'connected')
+    assert.equal(again.supervisorPid, supervisor)
+    assert.deepEqual((await again.processes.list()).map((x) => x.pid), [p.pid])
+    // Longer than a supervisor whose socket was replaced took to end itself.
+    await sleep(2500)
+    assert.ok(alive(supervisor) && alive(Number(p.pid)), 'the sandbox and its process run on')
+    assert.deepEqual(supervisorsIn(wd), [supervisor])
+    const e = await sb.processes.spawn('echo still')
+    assert.equal((await e.wait()).stdout, 'still\n', 'the first connection still works')
+
+    // A temp cleaner that deletes both files: the supervisor puts both back.
+    fs.rmSync(sock)
+    fs.rmSync(lockPathOf(sock))
+    assert.equal(await eventually(() => fs.existsSync(sock) && fs.existsSync(lockPathOf(sock)), 5000), true)
+    const third = open()
+    assert.equal((await third.start()).outcome, 'connected')
+    assert.equal(third.supervisorPid, supervisor)
+    assert.deepEqual(supervisorsIn(wd), [supervisor])
+
+    await third.stop()
+    assert.equal(await eventually(() => !alive(supervisor) && !alive(Number(p.pid)), 5000), true)
+    assert.equal(fs.existsSync(sock), false, 'no socket is left')
+    assert.equal(fs.existsSync(lockPathOf(sock)), false, 'no lock file is left')
   })
 })

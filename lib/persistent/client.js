@@ -11,10 +11,17 @@ const { binding } = require('../native')
 const errors = require('../errors')
 const protocol = require('./protocol')
 const { encodeValue, decodeValue } = require('./values')
+const { logPathOf } = require('./location')
+const { lockHeld } = require('./place')
 
 const SUPERVISOR = path.join(__dirname, 'supervisor.js')
 /** How long a new supervisor may take to serve before its start is reported as failed. */
 const START_TIMEOUT_MS = 15_000
+/**
+ * How long a client waits for a supervisor that holds the id but has no socket: it puts a deleted
+ * one back within a second (place.js), and an ending one lets go of the id in a moment.
+ */
+const WAIT_MS = 5_000
 
 function lost(message) {
   return new errors.SandboxSupervisorLostError(message)
@@ -225,22 +232,59 @@ function supervisorEnv(env) {
 }
 
 /**
+ * Connects to the supervisor of the socket `sock`, waiting while its lock is held but no socket
+ * answers (a supervisor putting back a deleted socket, or a moment from serving) until `until`.
+ * Null when no supervisor holds the id, or none answered in time.
+ */
+async function waitForSupervisor(sock, until) {
+  for (;;) {
+    const conn = await Connection.open(sock)
+    if (conn) return conn
+    if (!lockHeld(sock) || Date.now() >= until) return null
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** The supervisor already serving at `sock`, if one is there (or is putting its socket back). */
+function findSupervisor(sock) {
+  return waitForSupervisor(sock, Date.now() + WAIT_MS)
+}
+
+/**
  * Starts a supervisor for `config` (detached: it outlives this Node process) and connects to it.
- * Another start that won the race is joined instead.
+ * A supervisor that already holds the id (another start won the race) is joined instead.
  */
 async function startSupervisor(config) {
-  const log = fs.openSync(`${config.socketPath.replace(/\.sock$/, '')}.log`, 'a', 0o600)
+  const deadline = Date.now() + START_TIMEOUT_MS
+  for (;;) {
+    const first = await launch(config)
+    if (first.error) throw protocol.toError(first.error)
+    const conn = await waitForSupervisor(config.socketPath, Math.min(deadline, Date.now() + WAIT_MS))
+    if (conn) return conn
+    // The holder ended before it answered: the id is free, and the next launch takes it.
+    if (Date.now() >= deadline) throw lost(`no sandbox supervisor for ${config.id} answers at ${config.socketPath}`)
+  }
+}
+
+/** Runs `node supervisor.js` for `config`; resolves with the line it prints once it serves or leaves. */
+async function launch(config) {
+  const logPath = logPathOf(config.socketPath)
+  const log = fs.openSync(logPath, 'a', 0o600)
   let child
   try {
-    child = spawn(process.execPath, [SUPERVISOR, JSON.stringify(config)], {
+    // The config goes on stdin, not argv: argv is bounded (E2BIG) and readable by every user.
+    child = spawn(process.execPath, [SUPERVISOR], {
       detached: true,
-      stdio: ['ignore', 'pipe', log],
+      stdio: ['pipe', 'pipe', log],
       cwd: config.workingDirectory,
       env: supervisorEnv(process.env),
     })
   } finally {
     fs.closeSync(log)
   }
+  // A supervisor that died at once closed its end: its exit says why, not this write.
+  child.stdin.on('error', () => {})
+  child.stdin.end(JSON.stringify(config))
   const first = await new Promise((resolve, reject) => {
     let text = ''
     const timer = setTimeout(() => reject(new errors.ProcessError(`the sandbox supervisor did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS)
@@ -258,21 +302,12 @@ async function startSupervisor(config) {
     // 'close', not 'exit': the line it printed before exiting is read first.
     child.once('close', (code, signal) => {
       clearTimeout(timer)
-      reject(new errors.ProcessError(`the sandbox supervisor exited before serving (code ${code}, signal ${signal}); see ${config.socketPath.replace(/\.sock$/, '.log')}`))
+      reject(new errors.ProcessError(`the sandbox supervisor exited before serving (code ${code}, signal ${signal}); see ${logPath}`))
     })
   })
   child.stdout.destroy()
   child.unref()
-  if (first.error) throw protocol.toError(first.error)
-  // Two starts racing past a dead supervisor's socket file can replace each other's socket: the
-  // path then belongs to the other one (the replaced supervisor ends itself), which a short retry
-  // finds.
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const conn = await Connection.open(config.socketPath)
-    if (conn) return conn
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw lost(`the sandbox supervisor for ${config.id} was gone as soon as it started`)
+  return first
 }
 
-module.exports = { Connection, startSupervisor }
+module.exports = { Connection, findSupervisor, startSupervisor }

@@ -85,6 +85,12 @@ function socketDirectory(env = process.env) {
       `no place for the sandbox sockets: a socket path must have at most ${MAX_SOCKET_PATH} bytes, and ${all.join(', ')} are too long (set TMPDIR to a shorter directory)`,
     )
   }
+  return privateDirectory(dir)
+}
+
+/** Creates `dir` with mode 0700 if it is not there; refuses it unless it is this user's alone. */
+function privateDirectory(dir) {
+  const uid = process.getuid()
   try {
     fs.mkdirSync(dir, { mode: 0o700 })
   } catch (e) {
@@ -119,4 +125,4 @@ function logPathOf(sock) {
   return sock.replace(/\.sock$/, '.log')
 }
 
-module.exports = { MAX_ID_LENGTH, MAX_SOCKET_PATH, checkId, socketDirectory, socketPath, lockPathOf, logPathOf }
+module.exports = { MAX_ID_LENGTH, MAX_SOCKET_PATH, checkId, socketDirectory, privateDirectory, socketPath, lockPathOf, logPathOf }

@@ -1,20 +1,20 @@
 'use strict'
-// The supervisor of one persistent sandbox: `node supervisor.js <config JSON>`, started detached
-// by the first `start()` of a sandbox with `persistent: true` and found again by later ones over
-// its Unix socket. Its processes run under procvisor as anywhere else (cgroup or process group
-// each, the watchdog kills them should this process die by SIGKILL), so they outlive the Node
-// processes that attach, never the supervisor.
+// The supervisor of one persistent sandbox: `node supervisor.js` with its config as JSON on
+// stdin, started detached by the first `start()` of a sandbox with `persistent: true` and found
+// again by later ones over its Unix socket. Its processes run under procvisor as anywhere else
+// (cgroup or process group each, the watchdog kills them should this process die by SIGKILL), so
+// they outlive the Node processes that attach, never the supervisor.
 //
 // It ends in three ways only: `stop()`/`destroy()` from a client (the `shutdown` call), the end
 // of the sandbox's lifetime (`timeoutMs` from its start, enforced here whether or not anyone is
-// attached; the working directory is captured first with `snapshotOnStop`), or its socket being
-// taken by another supervisor (nobody could reach it any more).
+// attached; the working directory is captured first with `snapshotOnStop`), or its id being
+// taken by another supervisor after its lock file was deleted (nobody could reach it any more).
+// A deleted socket file is put back (place.js).
 //
 // It prints one JSON line on stdout once it serves (`{"ready":true}`), or once it found another
-// supervisor already serving the id (`{"existing":true}`), and never writes there again.
+// supervisor holding the id (`{"existing":true}`), and never writes there again.
 
 const fs = require('node:fs')
-const net = require('node:net')
 const { binding } = require('../native')
 const { launch, mastraExitCode } = require('../core')
 const { request } = require('../manager')
@@ -24,8 +24,11 @@ const protocol = require('./protocol')
 const { decodeValue } = require('./values')
 const { serveSocket } = require('./connection')
 const { Tail } = require('./tail')
+const { logPathOf } = require('./location')
+const { Place } = require('./place')
 
-const config = JSON.parse(process.argv[2])
+// The config comes on stdin, written whole by the client, which then closes it.
+const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
 const expiresAt = startedAt + config.timeoutMs
 const containment = binding.resolveContainment('auto')
@@ -57,12 +60,16 @@ function output(rec, stream, data) {
 }
 
 function settle(rec, exit) {
+  // Killed by the end of the sandbox's lifetime: a timeout too, reported as a local sandbox
+  // reports it (124, timedOut, the same note). A process that ended by itself keeps its result.
+  const lifetime = !exit.timedOut && rec.lifetimeMs !== undefined && exit.signal !== undefined && exit.signal !== null
   // Mastra's note on a timeout is part of stderr, before the exit, for every subscriber alike.
   if (exit.timedOut) output(rec, 1, rec.core.timeoutNote())
-  const exitCode = mastraExitCode(exit)
+  else if (lifetime) output(rec, 1, `\nProcess killed: the sandbox's lifetime (timeoutMs) of ${rec.lifetimeMs} ms ended`)
+  const exitCode = lifetime ? 124 : mastraExitCode(exit)
   rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
-  if (exit.timedOut) rec.result.timedOut = true
-  if (exitCode === 128 || exit.timedOut) rec.result.killed = true
+  if (exit.timedOut || lifetime) rec.result.timedOut = true
+  if (exitCode === 128 || rec.result.timedOut) rec.result.killed = true
   for (const c of rec.subscribers) c.exited(rec)
   if (rec.released) forget(rec)
   const exited = [...records.values()].filter((r) => r.result !== undefined)
@@ -246,9 +253,25 @@ function end(reason) {
   return ending
 }
 
+/**
+ * Spawns under way. The end waits for them, so that their processes are killed with the rest
+ * rather than start after the kill and outlive a stop() that reported none.
+ */
+const launching = new Set()
+const spawnOp = ops.spawn
+ops.spawn = (client, a) => {
+  const launch = spawnOp(client, a)
+  launching.add(launch)
+  const done = () => launching.delete(launch)
+  launch.then(done, done)
+  return launch
+}
+
 async function finish(reason) {
   clearTimeout(lifetime)
+  while (launching.size > 0) await Promise.allSettled([...launching])
   const running = [...records.values()].filter((r) => r.result === undefined)
+  if (reason === 'expired') for (const r of running) r.lifetimeMs = config.timeoutMs
   await Promise.all(running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})))
   if (reason === 'expired' && config.snapshot) {
     const s = config.snapshot
@@ -259,13 +282,9 @@ async function finish(reason) {
     }
   }
   for (const c of clients) c.send({ t: 'event', kind: 'ended', reason })
-  // Asked before the server closes, which unlinks the socket file.
-  const owned = ownsSocket()
-  server.close()
-  if (owned) {
-    fs.rmSync(config.socketPath, { force: true })
+  if (place.release()) {
     // The log only matters after a crash; an orderly end leaves nothing behind.
-    fs.rmSync(config.socketPath.replace(/\.sock$/, '.log'), { force: true })
+    fs.rmSync(logPathOf(config.socketPath), { force: true })
   }
   // The replies and the last events are flushed before the exit.
   setImmediate(() => {
@@ -274,66 +293,17 @@ async function finish(reason) {
   })
 }
 
-let socketIno = null
-function ownsSocket() {
-  try {
-    return fs.statSync(config.socketPath).ino === socketIno
-  } catch {
-    return false
-  }
-}
-
-/** Is a supervisor answering on the socket? */
-function answering(path) {
-  return new Promise((resolve) => {
-    const s = net.connect(path)
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
-}
-
-function listen(path) {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(path, () => {
-      server.removeListener('error', reject)
-      resolve()
-    })
-  })
-}
-
-const server = net.createServer(accept)
+const place = new Place(config.socketPath, accept, () => end('replaced'))
 let lifetime
 
 async function main() {
-  // Binding first: of two supervisors started at once for a new sandbox, exactly one binds and
-  // the other finds it answering. (Checking first, then removing the path and binding, let the
-  // second remove the socket the first had just bound, and the first's client found nothing.)
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await listen(config.socketPath)
-      break
-    } catch (e) {
-      if (e.code !== 'EADDRINUSE' || attempt >= 4) throw e
-    }
-    if (await answering(config.socketPath)) {
-      process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
-      process.exit(0)
-    }
-    // Nobody answers: a socket file left by a supervisor that died is replaced.
-    fs.rmSync(config.socketPath, { force: true })
+  // The lock decides: of two supervisors started for one id, the one that cannot take it leaves,
+  // and its client waits for the holder's socket.
+  if (!(await place.take())) {
+    process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
+    process.exit(0)
   }
-  fs.chmodSync(config.socketPath, 0o600)
-  socketIno = fs.statSync(config.socketPath).ino
   arm()
-  // Should another supervisor replace the socket file (two starts racing past a dead one), this
-  // one can no longer be reached, and ends rather than run on unseen.
-  setInterval(() => {
-    if (!ownsSocket()) end('replaced')
-  }, 2000).unref()
   process.on('SIGTERM', () => end('terminated'))
   process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`)
   // The client closes its end once it read that line; nothing is written there again.

@@ -92,3 +92,12 @@ pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
         .map_err(|e| napi::Error::from_reason(format!("cannot read the credentials of socket {fd}: {e}")))?;
     Ok(NativePeerCredentials { pid: c.pid, uid: c.uid, gid: c.gid })
 }
+
+/// Takes a lock on the open file `fd` without waiting (`flock`; exclusive, or shared): false when
+/// another open file holds one that conflicts. A persistent sandbox's supervisor holds an
+/// exclusive one on the lock file of its id for its whole life; the kernel lets go when it ends.
+#[napi]
+pub fn try_lock_file(fd: i32, exclusive: bool) -> napi::Result<bool> {
+    crate::core::lockfile::try_lock(fd, exclusive)
+        .map_err(|e| napi::Error::from_reason(format!("cannot lock file descriptor {fd}: {e}")))
+}

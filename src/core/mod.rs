@@ -10,6 +10,7 @@ pub mod group;
 pub mod launcher;
 pub mod liveness;
 pub mod loan;
+pub mod lockfile;
 pub mod osc;
 pub mod output;
 pub mod output_log;
