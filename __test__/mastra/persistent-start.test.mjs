@@ -7,7 +7,7 @@ import * as path from 'node:path'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { createRequire } from 'node:module'
 import { alive, eventually, sleep, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, processesWith, socketFor, sweep } from './persistent-helpers.mjs'
+import { IMPORT, child, freshId, processesWith, socketFor, sweep } from './persistent-common.mjs'
 
 const { lockPathOf } = createRequire(import.meta.url)('../../lib/persistent/location.js')
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { alive, eventually, tempDir } from './helpers.mjs'
-import { freshId, processesWith, sweep } from './persistent-helpers.mjs'
+import { freshId, processesWith, sweep } from './persistent-common.mjs'
 
 let tmp
 let made = []

@@ -7,7 +7,7 @@ import * as path from 'node:path'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { InvalidProcessOptionError } from 'procvisor'
 import { tempDir } from './helpers.mjs'
-import { freshId, sweep } from './persistent-helpers.mjs'
+import { freshId, sweep } from './persistent-common.mjs'
 
 let tmp
 let made = []
@@ -45,7 +45,7 @@ describe('sandbox ids', () => {
     assert.equal(new NativeLocalSandbox({ id: 'x'.repeat(1000), workingDirectory: wd }).id.length, 1000)
   })
 
-  it('the supervisor reads its config from stdin, not from its command line; a 128-character id round-trips its checkpoint', async () => {
+  it('the supervisor reads its config from stdin, not from its command line; a 128-character id captures and restores its checkpoint', async () => {
     const id = `${freshId()}-`.padEnd(128, 'x')
     const sb = make({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, snapshotOnStop: true })
     await sb.start()

@@ -1,4 +1,4 @@
-// Shared helpers of the persistent sandbox tests: Node processes that start or attach to a
+// What the persistent sandbox tests share: Node processes that start or attach to a
 // sandbox, fresh ids, and the sweep that leaves no supervisor running after a test.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
