@@ -31,7 +31,7 @@ import type {
   SandboxProcessManager,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from './index'
+import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, TerminalOptions } from './index'
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from './index'
 
 /**
@@ -67,10 +67,10 @@ export declare class NativeProcessHandle extends ProcessHandle {
   readonly nativeHandle: ProcvisorProcessHandle
   /**
    * SIGKILL to the whole process group. `false` if the process had already exited; otherwise
-   * `true`, without waiting for the exit. Safe to call twice. procvisor extension: a numeric
-   * `signal` (1–64) sends that signal to the group instead.
+   * `true`, without waiting for the exit. Safe to call twice. procvisor extension: a `signal`
+   * (1–64, `'SIGTERM'`, `'TERM'`: a {@link ProcessSignal}) sends that signal to the group instead.
    */
-  kill(signal?: number): Promise<boolean>
+  kill(signal?: ProcessSignal): Promise<boolean>
   /**
    * Writes to stdin; resolves once written; writes stay in order. Rejects after exit
    * (`Process <pid> has already exited with code <n>`) and when spawned with `stdinMode: 'ignore'`.
@@ -163,6 +163,12 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * process.
    */
   get(pid: string): Promise<ProcessHandle | undefined>
+  /**
+   * Mastra's kill: SIGKILL to the process, its exit waited for, the handle released; `false` for
+   * an unknown pid. procvisor extension: a `signal` ({@link ProcessSignal}) is sent instead; the
+   * exit is still waited for, so send a signal the process survives with `handle.kill(signal)`.
+   */
+  kill(pid: string, signal?: ProcessSignal): Promise<boolean>
 }
 
 /**

@@ -202,7 +202,8 @@ function defineMastraClasses(workspace) {
 
     /**
      * SIGKILL to the whole process group; `false` if the process had already exited. Resolves
-     * without waiting for the exit. procvisor extension: a numeric signal (1–64) sends that instead.
+     * without waiting for the exit. procvisor extension: a `signal` (1–64, or a name: 'SIGTERM',
+     * 'TERM') sends that instead.
      */
     async kill(signal) {
       if (this.exitCode !== undefined) return false
@@ -314,6 +315,21 @@ function defineMastraClasses(workspace) {
       }
       this._tracked.set(handle.pid, handle)
       return handle
+    }
+
+    /**
+     * Mastra's kill (the process killed, waited for and released); procvisor extension: a
+     * `signal` (a number or a name) is sent instead of SIGKILL, and the exit is still waited for.
+     */
+    async kill(pid, signal) {
+      if (signal === undefined) return super.kill(pid)
+      binding.checkSignal(signal)
+      const handle = await this.get(pid)
+      if (!handle) return false
+      const killed = await handle.kill(signal)
+      if (killed) await handle.wait().catch(() => {})
+      this.release(handle.pid)
+      return killed
     }
 
     /** Mastra's release; a persistent sandbox's supervisor forgets the process too once it exited. */
