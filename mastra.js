@@ -38,6 +38,7 @@ const { defineRemoteHandle } = require('./lib/persistent/handles.js')
 const { socketPath } = require('./lib/persistent/protocol.js')
 const { binding } = require('./lib/native.js')
 const { traceMethods } = require('./lib/trace.js')
+const { requireFromApplication } = require('./lib/application.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
 
@@ -767,17 +768,22 @@ function defineMastraClasses(workspace) {
 
 // ---- CommonJS entry: the CommonJS build of @mastra/core/workspace, loaded on first use ----------
 
+/** The error of an application without a usable @mastra/core (the other errors pass as they are). */
+function mastraMissing(err) {
+  if (err && (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
+    return new Error(`procvisor/mastra needs @mastra/core (>= 1.71.0) installed in the application: npm install @mastra/core (${err.message})`, { cause: err })
+  }
+  return err
+}
+
 let classes
 function load() {
   if (!classes) {
     let workspace
     try {
-      workspace = require('@mastra/core/workspace')
+      workspace = requireFromApplication('@mastra/core/workspace')
     } catch (err) {
-      if (err && (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
-        throw new Error('procvisor/mastra needs @mastra/core (>= 1.71.0) installed next to procvisor: npm install @mastra/core', { cause: err })
-      }
-      throw err
+      throw mastraMissing(err)
     }
     classes = defineMastraClasses(workspace)
   }
@@ -786,6 +792,7 @@ function load() {
 
 module.exports = {
   defineMastraClasses,
+  mastraMissing,
   shellQuote,
   SandboxSupervisorLostError,
   SandboxProtocolError,
