@@ -28,11 +28,6 @@ type WithoutSig<S> = S extends `SIG${infer Name}` ? Name : never
  */
 export type ProcessSignal = number | NodeJS.Signals | WithoutSig<NodeJS.Signals>
 
-/**
- * Per-process resource limits (soft = hard = the value, capped at the current hard limit), set in
- * the child before exec, so they hold from its first instruction and bind everything it forks.
- * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
- */
 /** The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}. */
 export interface TerminalOptions {
   /** Columns, an integer 1–65535. Default 80. */
@@ -46,6 +41,11 @@ export interface TerminalOptions {
   term?: string
 }
 
+/**
+ * Per-process resource limits (soft = hard = the value, capped at the current hard limit), set in
+ * the child before exec, so they hold from its first instruction and bind everything it forks.
+ * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
+ */
 export interface ProcessLimits {
   /** RLIMIT_AS: bytes of virtual address space. */
   addressSpace?: number

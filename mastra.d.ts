@@ -29,6 +29,8 @@ import type {
   SandboxCloneOptions,
   SandboxInfo,
   SandboxProcessManager,
+  SandboxStartOptions,
+  SandboxStartResult,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
 import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, TerminalOptions } from './index'
@@ -160,9 +162,9 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
    * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,
    * `closeStdin()`, `reader` and `writer` work on it. `undefined` when the sandbox has no such
-   * process.
+   * process. Every handle has `nativeHandle`.
    */
-  get(pid: string): Promise<ProcessHandle | undefined>
+  get(pid: string): Promise<NativeProcessHandle | undefined>
   /**
    * Mastra's kill: SIGKILL to the process, its exit waited for, the handle released; `false` for
    * an unknown pid. procvisor extension: a `signal` ({@link ProcessSignal}) is sent instead; the
@@ -278,6 +280,12 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`).
    */
   constructor(options?: NativeLocalSandboxOptions)
+  /**
+   * Mastra's `start()`. Resolves with how it started: `outcome: 'created'` for a fresh start,
+   * `'connected'` when it was running already, joined a sandbox of the same id and working
+   * directory running in this Node process, or attached to a persistent sandbox's supervisor.
+   */
+  start(options?: SandboxStartOptions): Promise<SandboxStartResult>
   /**
    * The sandbox's process manager, bound to this sandbox: it follows the sandbox's working
    * directory, environment (including `setEnv`) and isolation. Objects joined by id share its
