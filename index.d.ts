@@ -17,17 +17,6 @@ import type { Readable, Writable } from 'node:stream'
 // Shared option types
 // ---------------------------------------------------------------------------------------------
 
-type WithoutSig<S> = S extends `SIG${infer Name}` ? Name : never
-
-/**
- * A signal, wherever one is taken: its number (an integer 1–64), its name as Node spells it
- * (`'SIGTERM'`), or the name without the prefix (`'TERM'`). Names are upper case and mean this
- * platform's numbers (`'SIGUSR1'` is 10 on Linux, 30 on macOS). Anything else, a name this
- * platform lacks (`'SIGINFO'` on Linux) included, rejects with {@link InvalidProcessSignalError}
- * naming it, and nothing is sent.
- */
-export type ProcessSignal = number | NodeJS.Signals | WithoutSig<NodeJS.Signals>
-
 /** The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}. */
 export interface TerminalOptions {
   /** Columns, an integer 1–65535. Default 80. */
@@ -58,6 +47,17 @@ export interface ProcessLimits {
   /** RLIMIT_NPROC: processes of the user (not enforced for root). */
   processes?: number
 }
+
+type WithoutSig<S> = S extends `SIG${infer Name}` ? Name : never
+
+/**
+ * A signal, wherever one is taken: its number (an integer 1–64), its name as Node spells it
+ * (`'SIGTERM'`), or the name without the prefix (`'TERM'`). Names are upper case and mean this
+ * platform's numbers (`'SIGUSR1'` is 10 on Linux, 30 on macOS). Anything else, a name this
+ * platform lacks (`'SIGINFO'` on Linux) included, rejects with {@link InvalidProcessSignalError}
+ * naming it, and nothing is sent.
+ */
+export type ProcessSignal = number | NodeJS.Signals | WithoutSig<NodeJS.Signals>
 
 /** Constructor options of {@link ProcessManager}. */
 export interface ProcessManagerOptions {
