@@ -18,11 +18,6 @@ import type { Readable, Writable } from 'node:stream'
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Per-process resource limits (soft = hard = the value, capped at the current hard limit), set in
- * the child before exec, so they hold from its first instruction and bind everything it forks.
- * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
- */
-/**
  * The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}.
  * A terminal of {@link ProcessManager.createTerminal} also keeps a screen, which bounds its window
  * to 1,048,576 cells (`cols × rows`); one from `pty` keeps none and takes any size.
@@ -39,6 +34,11 @@ export interface TerminalOptions {
   term?: string
 }
 
+/**
+ * Per-process resource limits (soft = hard = the value, capped at the current hard limit), set in
+ * the child before exec, so they hold from its first instruction and bind everything it forks.
+ * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
+ */
 export interface ProcessLimits {
   /** RLIMIT_AS: bytes of virtual address space. */
   addressSpace?: number
@@ -51,6 +51,17 @@ export interface ProcessLimits {
   /** RLIMIT_NPROC: processes of the user (not enforced for root). */
   processes?: number
 }
+
+type WithoutSig<S> = S extends `SIG${infer Name}` ? Name : never
+
+/**
+ * A signal, wherever one is taken: its number (an integer 1–64), its name as Node spells it
+ * (`'SIGTERM'`), or the name without the prefix (`'TERM'`). Names are upper case and mean this
+ * platform's numbers (`'SIGUSR1'` is 10 on Linux, 30 on macOS). Anything else, a name this
+ * platform lacks (`'SIGINFO'` on Linux) included, rejects with {@link InvalidProcessSignalError}
+ * naming it, and nothing is sent.
+ */
+export type ProcessSignal = number | NodeJS.Signals | WithoutSig<NodeJS.Signals>
 
 /** Constructor options of {@link ProcessManager}. */
 export interface ProcessManagerOptions {
@@ -221,10 +232,11 @@ export declare class ProcessHandle {
   /**
    * SIGKILL to the whole process group (and tree, under cgroup containment); resolves `true` at
    * once (without waiting for the exit) when the signal reached a process, `false` if the process
-   * had already exited or nothing was left to reach. With a numeric `signal` (1–64) sends that signal
-   * instead. Any other `signal` rejects with {@link InvalidProcessSignalError}, even after exit.
+   * had already exited or nothing was left to reach. With a `signal` ({@link ProcessSignal}: 1–64,
+   * `'SIGTERM'`, `'TERM'`) sends that signal instead. Any other `signal` rejects with
+   * {@link InvalidProcessSignalError}, even after exit.
    */
-  kill(signal?: number): Promise<boolean>
+  kill(signal?: ProcessSignal): Promise<boolean>
   /**
    * Writes to stdin (a string as UTF-8; a `Uint8Array` is copied); resolves once written. Writes and
    * `closeStdin()` reach the child in call order, even without awaiting. Rejects with
@@ -587,11 +599,11 @@ export declare class Process {
    */
   waitForPort(port: number, options?: WaitForPortOptions): Promise<void>
   /**
-   * Sends a numeric signal (1–64, default 15 = SIGTERM) to the whole group and resolves once sent,
-   * without waiting for the exit; never escalates. After exit it resolves and sends nothing. Any
-   * other `signal` rejects with {@link InvalidProcessSignalError}.
+   * Sends a signal ({@link ProcessSignal}: 1–64, `'SIGTERM'`, `'TERM'`; default SIGTERM) to the
+   * whole group and resolves once sent, without waiting for the exit; never escalates. After exit
+   * it resolves and sends nothing. Any other `signal` rejects with {@link InvalidProcessSignalError}.
    */
-  kill(signal?: number): Promise<void>
+  kill(signal?: ProcessSignal): Promise<void>
   /**
    * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
    * to its foreground job. `cols` and `rows` are integers 1–65535, else
@@ -639,10 +651,13 @@ export declare class ProcessManager {
   /** The handle for `pid`, or `undefined`. The first `get` after exit returns it and forgets it. */
   get(pid: string): Promise<ProcessHandle | undefined>
   /**
-   * SIGKILL to the group of `pid`, waits for the exit, forgets the handle. Resolves `true` if it
-   * was running, `false` if it had already exited (still forgotten) or the pid is unknown.
+   * SIGKILL (or `signal`, a {@link ProcessSignal}) to the group of `pid`, waits for the exit,
+   * forgets the handle. Resolves `true` if it was running, `false` if it had already exited (still
+   * forgotten) or the pid is unknown. A bad `signal` rejects with {@link InvalidProcessSignalError}.
+   * A signal the process survives leaves the call waiting for its exit: send those with
+   * `handle.kill(signal)`.
    */
-  kill(pid: string): Promise<boolean>
+  kill(pid: string, signal?: ProcessSignal): Promise<boolean>
   /** Forgets a handle without touching its process; the handle keeps working. No-op for an unknown pid. */
   release(pid: string): void
 
@@ -755,6 +770,11 @@ export declare class Terminal {
    * it); `false` when it reached no process. After the exit {@link ProcessAlreadyExitedError}.
    */
   interrupt(): Promise<boolean>
+  /**
+   * Sends a signal ({@link ProcessSignal}, default SIGTERM) to the program's process group and to
+   * every process of the terminal's session; resolves once sent, never escalates.
+   */
+  kill(signal?: ProcessSignal): Promise<void>
   /** SIGKILL to every process of the terminal's session; resolves with the exit once all are gone. */
   terminate(): Promise<ProcessExit>
   /** What the terminal shows now (also after the exit: its last screen). */
@@ -890,7 +910,7 @@ export declare class InvalidProcessCommandError extends ProcessError {
   /** The same code on the class, for `err.code === InvalidProcessCommandError.code`. */
   static readonly code: 'INVALID_PROCESS_COMMAND'
 }
-/** `INVALID_PROCESS_SIGNAL`: a signal that is not an integer from 1 to 64 (nothing was sent). */
+/** `INVALID_PROCESS_SIGNAL`: a signal that is neither an integer from 1 to 64 nor a signal name of this platform; the message names it (nothing was sent). */
 export declare class InvalidProcessSignalError extends ProcessError {
   /** Always `'INVALID_PROCESS_SIGNAL'`. */
   readonly code: 'INVALID_PROCESS_SIGNAL'

@@ -29,9 +29,11 @@ import type {
   SandboxCloneOptions,
   SandboxInfo,
   SandboxProcessManager,
+  SandboxStartOptions,
+  SandboxStartResult,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from './index'
+import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, TerminalOptions } from './index'
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from './index'
 
 /**
@@ -67,10 +69,10 @@ export declare class NativeProcessHandle extends ProcessHandle {
   readonly nativeHandle: ProcvisorProcessHandle
   /**
    * SIGKILL to the whole process group. `false` if the process had already exited; otherwise
-   * `true`, without waiting for the exit. Safe to call twice. procvisor extension: a numeric
-   * `signal` (1–64) sends that signal to the group instead.
+   * `true`, without waiting for the exit. Safe to call twice. procvisor extension: a `signal`
+   * (1–64, `'SIGTERM'`, `'TERM'`: a {@link ProcessSignal}) sends that signal to the group instead.
    */
-  kill(signal?: number): Promise<boolean>
+  kill(signal?: ProcessSignal): Promise<boolean>
   /**
    * Writes to stdin; resolves once written; writes stay in order. Rejects after exit
    * (`Process <pid> has already exited with code <n>`) and when spawned with `stdinMode: 'ignore'`.
@@ -160,9 +162,15 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
    * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,
    * `closeStdin()`, `reader` and `writer` work on it. `undefined` when the sandbox has no such
-   * process.
+   * process. Every handle has `nativeHandle`.
    */
-  get(pid: string): Promise<ProcessHandle | undefined>
+  get(pid: string): Promise<NativeProcessHandle | undefined>
+  /**
+   * Mastra's kill: SIGKILL to the process, its exit waited for, the handle released; `false` for
+   * an unknown pid. procvisor extension: a `signal` ({@link ProcessSignal}) is sent instead; the
+   * exit is still waited for, so send a signal the process survives with `handle.kill(signal)`.
+   */
+  kill(pid: string, signal?: ProcessSignal): Promise<boolean>
 }
 
 /**
@@ -285,6 +293,12 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * relative one throws `InvalidProcessCwdError` (code `INVALID_PROCESS_CWD`).
    */
   constructor(options?: NativeLocalSandboxOptions)
+  /**
+   * Mastra's `start()`. Resolves with how it started: `outcome: 'created'` for a fresh start,
+   * `'connected'` when it was running already, joined a sandbox of the same id and working
+   * directory running in this Node process, or attached to a persistent sandbox's supervisor.
+   */
+  start(options?: SandboxStartOptions): Promise<SandboxStartResult>
   /**
    * The sandbox's process manager, bound to this sandbox: it follows the sandbox's working
    * directory, environment (including `setEnv`) and isolation. Objects joined by id share its

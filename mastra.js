@@ -39,6 +39,7 @@ const { checkId, socketPath } = require('./lib/persistent/location.js')
 const { binding } = require('./lib/native.js')
 const { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd } = require('./lib/paths.js')
 const { traceMethods } = require('./lib/trace.js')
+const { requireFromApplication } = require('./lib/application.js')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
 
@@ -223,7 +224,8 @@ function defineMastraClasses(workspace) {
 
     /**
      * SIGKILL to the whole process group; `false` if the process had already exited. Resolves
-     * without waiting for the exit. procvisor extension: a numeric signal (1–64) sends that instead.
+     * without waiting for the exit. procvisor extension: a `signal` (1–64, or a name: 'SIGTERM',
+     * 'TERM') sends that instead.
      */
     async kill(signal) {
       if (this.exitCode !== undefined) return false
@@ -328,6 +330,21 @@ function defineMastraClasses(workspace) {
       }
       this._tracked.set(handle.pid, handle)
       return handle
+    }
+
+    /**
+     * Mastra's kill (the process killed, waited for and released); procvisor extension: a
+     * `signal` (a number or a name) is sent instead of SIGKILL, and the exit is still waited for.
+     */
+    async kill(pid, signal) {
+      if (signal === undefined) return super.kill(pid)
+      binding.checkSignal(signal)
+      const handle = await this.get(pid)
+      if (!handle) return false
+      const killed = await handle.kill(signal)
+      if (killed) await handle.wait().catch(() => {})
+      this.release(handle.pid)
+      return killed
     }
 
     /** Mastra's release; a persistent sandbox's supervisor forgets the process too once it exited. */
@@ -784,17 +801,22 @@ function defineMastraClasses(workspace) {
 
 // ---- CommonJS entry: the CommonJS build of @mastra/core/workspace, loaded on first use ----------
 
+/** The error of an application without a usable @mastra/core (the other errors pass as they are). */
+function mastraMissing(err) {
+  if (err && (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
+    return new Error(`procvisor/mastra needs @mastra/core (>= 1.71.0) installed in the application: npm install @mastra/core (${err.message})`, { cause: err })
+  }
+  return err
+}
+
 let classes
 function load() {
   if (!classes) {
     let workspace
     try {
-      workspace = require('@mastra/core/workspace')
+      workspace = requireFromApplication('@mastra/core/workspace')
     } catch (err) {
-      if (err && (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
-        throw new Error('procvisor/mastra needs @mastra/core (>= 1.71.0) installed next to procvisor: npm install @mastra/core', { cause: err })
-      }
-      throw err
+      throw mastraMissing(err)
     }
     classes = defineMastraClasses(workspace)
   }
@@ -803,6 +825,7 @@ function load() {
 
 module.exports = {
   defineMastraClasses,
+  mastraMissing,
   shellQuote,
   SandboxSupervisorLostError,
   SandboxProtocolError,

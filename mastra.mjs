@@ -5,16 +5,14 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { defineMastraClasses, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./mastra.js')
+const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./mastra.js')
+const { importFromApplication } = require('./lib/application.js')
 
 let workspace
 try {
-  workspace = await import('@mastra/core/workspace')
+  workspace = await importFromApplication('@mastra/core/workspace')
 } catch (err) {
-  if (err && (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')) {
-    throw new Error('procvisor/mastra needs @mastra/core (>= 1.71.0) installed next to procvisor: npm install @mastra/core', { cause: err })
-  }
-  throw err
+  throw mastraMissing(err)
 }
 
 const classes = defineMastraClasses(workspace)

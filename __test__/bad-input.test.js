@@ -111,7 +111,8 @@ const BAD_SIGNALS = [
   ['1.5', 1.5],
   ['NaN', NaN],
   ["'9'", '9'],
-  ["'SIGKILL'", 'SIGKILL'],
+  ["'SIGFOO' (no such signal)", 'SIGFOO'],
+  ["'sigkill' (names are upper case)", 'sigkill'],
   ['null', null],
 ]
 
@@ -182,6 +183,7 @@ const rows = [
   ...BAD_SIGNALS.flatMap(([n, v]) => [
     [`handle.kill(${n}) while running`, (c) => c.h.kill(v), SIG],
     [`handle.kill(${n}) after exit`, (c) => c.hExited.kill(v), SIG],
+    [`manager.kill(pid, ${n})`, (c) => c.pm.kill(c.h.pid, v), SIG],
   ]),
   ['handle.kill() after exit: false', (c) => c.hExited.kill(), ok((v) => assert.equal(v, false))],
   ...[['42', 42], ['null', null], ['undefined', undefined], ['an object', {}], ['an array', [1]]].map(([n, v]) => [`handle.sendStdin(${n})`, (c) => c.h.sendStdin(v), OPT]),

@@ -141,14 +141,14 @@ class ProcessHandle extends ProcessView {
 
   /**
    * SIGKILL to the whole process group. `false` if the process had already exited; otherwise
-   * whether the signal reached a process, without waiting for the exit. With a numeric `signal`
-   * (1–64), sends that instead.
+   * whether the signal reached a process, without waiting for the exit. With a `signal` (1–64, or
+   * a name: 'SIGTERM', 'TERM'), sends that instead.
    */
   async kill(signal) {
     // A bad signal is refused whether or not the process is still running.
     if (signal !== undefined) binding.checkSignal(signal)
     if (this.exitCode !== undefined) return false
-    return this._core.native.signal(signal === undefined ? 9 : signal, signal === undefined || signal === 9)
+    return this._core.native.signal(signal === undefined ? 9 : signal, signal === undefined)
   }
 
   /** Writes to stdin; resolves once written. Writes (and `closeStdin`) happen in call order. */

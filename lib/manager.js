@@ -190,11 +190,15 @@ class ProcessManager {
     return r.handle
   }
 
-  /** Kills the group of `pid`, waits for it, forgets it. `false` for an unknown pid. */
-  async kill(pid) {
+  /**
+   * Kills the group of `pid` (SIGKILL, or `signal`: a number or a name), waits for it to exit,
+   * forgets it. `false` for an unknown pid.
+   */
+  async kill(pid, signal) {
+    if (signal !== undefined) binding.checkSignal(signal)
     const r = this._mastraRecord(pid)
     if (!r) return false
-    const killed = await r.handle.kill()
+    const killed = await r.handle.kill(signal)
     await r.handle.wait()
     this._forget(r, 'mastra')
     return killed

@@ -81,7 +81,10 @@ function exitedBefore(Class, native, exit, what) {
   const pid = native.pid
   const stderrTail = native.logTail('stderr', STDERR_TAIL_BYTES)
   let how = `exited with code ${exit.code}`
-  if (exit.signal !== undefined && exit.signal !== null) how = `was ended by signal ${exit.signal}${exit.timedOut ? ' at its timeout' : ''}`
+  if (exit.signal !== undefined && exit.signal !== null) {
+    const name = binding.signalName(exit.signal)
+    how = `was ended by signal ${exit.signal}${name ? ` (${name})` : ''}${exit.timedOut ? ' at its timeout' : ''}`
+  }
   let message = `process ${pid} ${how} before ${what}`
   const excerpt = stderrTail.trim()
   if (excerpt) message += `; stderr: ${JSON.stringify(excerpt.length > MESSAGE_TAIL_CHARS ? `${excerpt.slice(0, MESSAGE_TAIL_CHARS)}…` : excerpt)}`
@@ -342,9 +345,9 @@ async function waitForPort(native, port, opts) {
   }
 }
 
+/** Sends `signal` (a number or a name; the native rule reads it), SIGTERM by default. */
 async function kill(native, signal) {
-  if (signal === undefined) signal = 15
-  native.signal(signal, signal === 9)
+  native.signal(signal === undefined ? 15 : signal, false)
 }
 
 module.exports = { addUsage, status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }

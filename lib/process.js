@@ -37,7 +37,7 @@ class Process extends ProcessView {
     return this._exitCode
   }
 
-  /** Sends a numeric signal (default 15, SIGTERM) to the whole group; never escalates. */
+  /** Sends a signal (a number, or a name: 'SIGTERM', 'TERM'; default SIGTERM) to the whole group; never escalates. */
   async kill(signal) {
     this._core.check()
     return observe.kill(this._core.native, signal)

@@ -58,6 +58,15 @@ class Terminal extends ProcessView {
     return this._core.native.interrupt()
   }
 
+  /**
+   * Sends a signal (a number, or a name: 'SIGTERM', 'TERM'; default SIGTERM) to the program's
+   * process group and to every process on the terminal; resolves once sent, never escalates.
+   */
+  async kill(signal) {
+    this._core.check()
+    return observe.kill(this._core.native, signal)
+  }
+
   /** Kills the session (SIGKILL to every process on the terminal) and resolves with the exit. */
   async terminate() {
     this._core.check()
@@ -73,6 +82,6 @@ class Terminal extends ProcessView {
   }
 }
 
-traceMethods(Terminal, ['write', 'resize', 'output', 'interrupt', 'terminate', 'getSnapshot'])
+traceMethods(Terminal, ['write', 'resize', 'output', 'interrupt', 'kill', 'terminate', 'getSnapshot'])
 
 module.exports = { Terminal }

@@ -7,6 +7,8 @@ import {
   InvalidProcessOptionError,
   ProcessSpawnFailedError,
   ProcessNoTerminalError,
+  ProcessExitedBeforeReadyError,
+  ProcessExitedBeforeLogError,
   Terminal,
   type TerminalSnapshot,
   type CommandResult,
@@ -92,4 +94,28 @@ export async function terminals(pm: ProcessManager): Promise<void> {
   // @ts-expect-error command is an argv
   await pm.createTerminal({ command: 'bash' })
   void [code, row, lines, interrupted, again, all]
+}
+
+export async function signalsByName(pm: ProcessManager, p: Process, h: ProcessHandle, t: Terminal): Promise<void> {
+  await p.kill('SIGTERM')
+  await p.kill('TERM')
+  await p.kill(9)
+  const sent: boolean = await h.kill('SIGKILL')
+  await pm.kill(h.pid, 'HUP')
+  await t.kill('SIGINT')
+  // @ts-expect-error names are upper case
+  await p.kill('sigterm')
+  // @ts-expect-error not a signal name
+  await h.kill('SIGFOO')
+  void sent
+}
+
+export function exitedBeforeDetail(e: unknown): string | undefined {
+  if (e instanceof ProcessExitedBeforeReadyError || e instanceof ProcessExitedBeforeLogError) {
+    const pid: number = e.pid
+    const code: number = e.exitCode
+    const signal: number | undefined = e.signal
+    return `${pid} ${code} ${signal} ${e.stderrTail}`
+  }
+  return undefined
 }

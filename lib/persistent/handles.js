@@ -212,7 +212,7 @@ function defineRemoteHandle(ProcessHandle) {
       }
     }
 
-    /** SIGKILL to the process's tree (or a numeric signal, 1–64); `false` once it has exited. */
+    /** SIGKILL to the process's tree (or `signal`: 1–64, or a name); `false` once it has exited. */
     async kill(signal) {
       if (signal !== undefined) binding.checkSignal(signal)
       if (this.exitCode !== undefined) return false

@@ -230,12 +230,18 @@ fn signal_arg(env: &Env, v: Unknown) -> napi::Result<i32> {
     group::signal_of(&value_of(&v)?).map_err(|e| js_error(env, e))
 }
 
-/// Checks a signal (any JS value) by the core's rule without sending it; returns it as an
-/// integer. The faces call it before anything else, so a bad signal is refused even for a
-/// process that has exited.
+/// Checks a signal (any JS value: a number or a name) by the core's rule without sending it;
+/// returns its number. The faces call it before anything else, so a bad signal is refused even
+/// for a process that has exited.
 #[napi(ts_args_type = "signal: unknown")]
 pub fn check_signal(env: &Env, signal: Unknown) -> napi::Result<i32> {
     signal_arg(env, signal)
+}
+
+/// The name of a signal number on this platform ('SIGKILL'), or null, for messages.
+#[napi]
+pub fn signal_name(signal: i32) -> Option<&'static str> {
+    group::signal_name(signal)
 }
 
 fn limit(ms: Option<f64>) -> CoreResult<Option<Duration>> {
@@ -574,11 +580,13 @@ impl NativeProcess {
         }
     }
 
-    /// Sends `signal` (1–64) to the whole group, and to the root should it have left the group.
-    /// `asKill` marks the outcome as killed. Returns false when it reached no process.
+    /// Sends `signal` (1–64, or a name: 'SIGTERM', 'TERM') to the whole group, and to the root
+    /// should it have left the group. SIGKILL, or `asKill`, marks the outcome as killed. Returns
+    /// false when it reached no process.
     #[napi]
     pub fn signal(&self, env: &Env, value: Unknown<'_>, as_kill: bool) -> napi::Result<bool> {
-        Ok(self.inner.signal(signal_arg(env, value)?, as_kill))
+        let signal = signal_arg(env, value)?;
+        Ok(self.inner.signal(signal, as_kill || signal == libc::SIGKILL))
     }
 
     #[napi(ts_return_type = "Promise<void>")]

@@ -13,7 +13,9 @@ pub enum CoreError {
     InvalidEnv(String),
     #[error("failed to spawn {program:?}: {reason}")]
     SpawnFailed { program: String, reason: String, errno: Option<i32> },
-    #[error("signal must be an integer from 1 to 64, got {0}; nothing was sent")]
+    #[error(
+        "signal must be an integer from 1 to 64 or a signal name ('SIGTERM' or 'TERM'), got {0}; nothing was sent"
+    )]
     InvalidSignal(String),
     #[error("invalid option {name}: {reason}")]
     InvalidOption { name: String, reason: String },

@@ -9,13 +9,72 @@ pub struct ProcessGroup {
     pub pgid: i32,
 }
 
-/// The one rule for signals: integers 1–64 are accepted; anything else is refused before
-/// anything is sent.
+/// The one rule for signals: integers 1–64, and the names of this platform's signals ('SIGTERM',
+/// or 'TERM' without the prefix; upper case, as Node spells them) are accepted; anything else is
+/// refused before anything is sent.
 pub fn signal_of(v: &Value) -> CoreResult<i32> {
     match v {
         Value::Number(n) => check_signal(*n),
+        Value::String(name) => signal_by_name(name).ok_or_else(|| CoreError::InvalidSignal(v.describe())),
         other => Err(CoreError::InvalidSignal(other.describe())),
     }
+}
+
+/// The signals that have a name here, with their numbers on this platform (they differ between
+/// Linux and macOS: SIGUSR1 is 10 on one and 30 on the other).
+const SIGNALS: &[(&str, i32)] = &[
+    ("SIGHUP", libc::SIGHUP),
+    ("SIGINT", libc::SIGINT),
+    ("SIGQUIT", libc::SIGQUIT),
+    ("SIGILL", libc::SIGILL),
+    ("SIGTRAP", libc::SIGTRAP),
+    ("SIGABRT", libc::SIGABRT),
+    ("SIGIOT", libc::SIGIOT),
+    ("SIGBUS", libc::SIGBUS),
+    ("SIGFPE", libc::SIGFPE),
+    ("SIGKILL", libc::SIGKILL),
+    ("SIGUSR1", libc::SIGUSR1),
+    ("SIGSEGV", libc::SIGSEGV),
+    ("SIGUSR2", libc::SIGUSR2),
+    ("SIGPIPE", libc::SIGPIPE),
+    ("SIGALRM", libc::SIGALRM),
+    ("SIGTERM", libc::SIGTERM),
+    ("SIGCHLD", libc::SIGCHLD),
+    ("SIGCONT", libc::SIGCONT),
+    ("SIGSTOP", libc::SIGSTOP),
+    ("SIGTSTP", libc::SIGTSTP),
+    ("SIGTTIN", libc::SIGTTIN),
+    ("SIGTTOU", libc::SIGTTOU),
+    ("SIGURG", libc::SIGURG),
+    ("SIGXCPU", libc::SIGXCPU),
+    ("SIGXFSZ", libc::SIGXFSZ),
+    ("SIGVTALRM", libc::SIGVTALRM),
+    ("SIGPROF", libc::SIGPROF),
+    ("SIGWINCH", libc::SIGWINCH),
+    ("SIGIO", libc::SIGIO),
+    ("SIGSYS", libc::SIGSYS),
+    #[cfg(target_os = "linux")]
+    ("SIGPOLL", libc::SIGPOLL),
+    #[cfg(target_os = "linux")]
+    ("SIGPWR", libc::SIGPWR),
+    #[cfg(target_os = "linux")]
+    ("SIGSTKFLT", libc::SIGSTKFLT),
+    #[cfg(target_os = "macos")]
+    ("SIGINFO", libc::SIGINFO),
+    #[cfg(target_os = "macos")]
+    ("SIGEMT", libc::SIGEMT),
+];
+
+/// The number of a signal name, with or without its SIG prefix.
+pub fn signal_by_name(name: &str) -> Option<i32> {
+    let short = name.strip_prefix("SIG").unwrap_or(name);
+    SIGNALS.iter().find(|(n, _)| &n[3..] == short).map(|&(_, num)| num)
+}
+
+/// The name of a signal number ('SIGKILL'), for messages; None for one without a name here.
+pub fn signal_name(signal: i32) -> Option<&'static str> {
+    // SIGIOT shares SIGABRT's number (and SIGPOLL SIGIO's): the first name is the usual one.
+    SIGNALS.iter().find(|&&(_, num)| num == signal).map(|&(n, _)| n)
 }
 
 /// `signal_of` for a number, taken as JS has it, so that 9.5 or NaN is refused, not rounded.
@@ -89,5 +148,20 @@ mod tests {
         assert!(check_signal(f64::NAN).is_err());
         assert_eq!(check_signal(9.0), Ok(9));
         assert_eq!(check_signal(64.0), Ok(64));
+    }
+
+    #[test]
+    fn signal_names_with_or_without_the_prefix_are_their_numbers() {
+        let name = |s: &str| signal_of(&Value::String(s.into()));
+        assert_eq!(name("SIGTERM"), Ok(libc::SIGTERM));
+        assert_eq!(name("TERM"), Ok(libc::SIGTERM));
+        assert_eq!(name("SIGKILL"), Ok(9));
+        assert_eq!(name("USR1"), Ok(libc::SIGUSR1));
+        for bad in ["SIGFOO", "sigterm", "term", "SIG", "", "9", " SIGTERM", "SIGSIGTERM"] {
+            assert_eq!(name(bad), Err(CoreError::InvalidSignal(format!("{bad:?}"))), "{bad:?}");
+        }
+        assert_eq!(signal_name(libc::SIGABRT), Some("SIGABRT"));
+        assert_eq!(signal_name(9), Some("SIGKILL"));
+        assert_eq!(signal_name(64), None);
     }
 }
