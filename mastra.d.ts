@@ -269,7 +269,9 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /**
    * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
    * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
-   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`).
+   * `persistent` throws `InvalidProcessOptionError` (code `INVALID_PROCESS_OPTION`), and so does a
+   * `checkpointsDirectory` that is the working directory or inside it (compared as absolute paths
+   * with links resolved), where a capture would copy itself.
    */
   constructor(options?: NativeLocalSandboxOptions)
   /**

@@ -347,6 +347,8 @@ function defineMastraClasses(workspace) {
       // Before anything is built: a bad value is a typed error, not a sandbox that half works.
       const lifecycle = binding.checkLifecycleOptions(o)
       super(o) // wires a LocalProcessManager that is replaced below and never used
+      // A capture would copy itself into itself: refused now rather than at the first stop.
+      binding.checkCheckpointsDirectory(this.workingDirectory, this._checkpointsDirectory)
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
