@@ -200,7 +200,7 @@ fn read_owner(path: &Path) -> Option<(String, u64, u64)> {
 }
 
 /// `path` made absolute (against the current directory) with every link in it resolved, as far
-/// as it exists; the rest is taken as written, `..` removing the name before it (a name that does
+/// as it can be; the rest is taken as written, `..` removing the name before it (a name that does
 /// not exist is no link).
 fn resolved(path: &Path) -> std::io::Result<PathBuf> {
     let path = std::path::absolute(path)?;
@@ -209,7 +209,9 @@ fn resolved(path: &Path) -> std::io::Result<PathBuf> {
     let mut out = loop {
         match existing.canonicalize() {
             Ok(p) => break p,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match (existing.parent(), existing.file_name()) {
+            // Missing, or not reachable by this process (EACCES, ENOTDIR): no link there that a
+            // capture by this process could follow either.
+            Err(_) => match (existing.parent(), existing.file_name()) {
                 (Some(parent), Some(name)) => {
                     missing.push(name.to_owned());
                     existing = parent;
@@ -217,7 +219,6 @@ fn resolved(path: &Path) -> std::io::Result<PathBuf> {
                 // `..` last, or the root: nothing exists to resolve.
                 _ => break existing.to_path_buf(),
             },
-            Err(e) => return Err(e),
         }
     };
     for name in missing.iter().rev() {
