@@ -31,6 +31,12 @@ fn a_checkpoints_directory_inside_the_working_directory_is_refused_at_once() {
     // Beside it, even under a name that starts like it, is fine.
     capture(&wd, &base.join("wd-checkpoints"), "box", None, 2).unwrap();
     capture(&wd, &base.join(".checkpoints"), "box", None, 2).unwrap();
+    // A path that cannot be resolved all the way (a file where a directory should be) is
+    // compared as written: not inside, so the capture itself says what is wrong with it.
+    std::fs::write(base.join("a-file"), "").unwrap();
+    assert!(check_checkpoints_directory(&wd, &base.join("a-file/cps")).is_ok());
+    let r = capture(&wd, &base.join("a-file/cps"), "box", None, 2);
+    assert!(matches!(r, Err(CoreError::SnapshotFailed { errno: Some(libc::ENOTDIR), .. })), "{r:?}");
     // The working directory inside the checkpoints directory is fine too.
     let nested = base.join("cps/wd");
     std::fs::create_dir_all(&nested).unwrap();
