@@ -287,7 +287,9 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * Mastra's `LocalSandbox` constructor, with the same options and `timeoutMs` /
    * `snapshotOnStop` / `persistent`; starts nothing. A bad `timeoutMs`, `snapshotOnStop` or
    * `persistent`, or `persistent` without `id`, throws `InvalidProcessOptionError` (code
-   * `INVALID_PROCESS_OPTION`). A relative
+   * `INVALID_PROCESS_OPTION`), and so does a `checkpointsDirectory` that is the working directory
+   * or inside it (compared as absolute paths with links resolved), where a capture would copy
+   * itself. A relative
    * `workingDirectory` or `checkpointsDirectory` is made absolute here, against `process.cwd()`,
    * so `workingDirectory` reads absolute; when Node's own working directory is gone, an absent or
    * relative one throws `InvalidProcessCwdError` (code `INVALID_PROCESS_CWD`).

@@ -386,6 +386,8 @@ function defineMastraClasses(workspace) {
       // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
       super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
       if (lifecycle.persistent) checkId(this.id)
+      // A capture would copy itself into itself: refused now rather than at the first stop.
+      binding.checkCheckpointsDirectory(this.workingDirectory, this._checkpointsDirectory)
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm

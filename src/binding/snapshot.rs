@@ -78,6 +78,18 @@ pub fn check_checkpoint_name(env: &Env, name: String) -> napi::Result<()> {
     snapshot::check_name(&name).map_err(|e| js_error(env, e))
 }
 
+/// Refuses (InvalidProcessOptionError) a checkpoints directory that is the working directory or
+/// inside it, compared as absolute paths with links resolved: a capture would copy itself.
+#[napi]
+pub fn check_checkpoints_directory(
+    env: &Env,
+    working_directory: String,
+    checkpoints_directory: String,
+) -> napi::Result<()> {
+    snapshot::check_checkpoints_directory(&PathBuf::from(working_directory), &PathBuf::from(checkpoints_directory))
+        .map_err(|e| js_error(env, e))
+}
+
 /// The typed error of a failed checkpoint, with the path, the system call and the OS error on
 /// it, so a program need not read them out of the message.
 fn snapshot_error(env: &Env, e: CoreError) -> napi::Error {
@@ -121,7 +133,8 @@ fn threads(n: Option<u32>) -> usize {
 
 /// Captures `workingDirectory` as checkpoint `name` under `checkpointsDirectory` (a copy to a
 /// temporary sibling, renamed into place; the previous checkpoint stays intact on any failure),
-/// recorded as made by `owner` when given.
+/// recorded as made by `owner` when given. A checkpoints directory inside the working directory
+/// is refused with InvalidProcessOptionError before anything is written.
 #[napi(ts_return_type = "Promise<NativeCopyReport>")]
 pub fn capture_checkpoint<'env>(
     env: &'env Env,

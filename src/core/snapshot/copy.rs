@@ -275,6 +275,7 @@ fn walk(
 ) -> Result<(), Fail> {
     let entries = sys::entries(&src_fd).map_err(|e| Fail::new(e, "scandir", shared.src_root))?;
     let dst_stat = sys::fstat(dst_fd.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst_root))?;
+    let dst_id = tree::id_of(&dst_stat);
     let (mut src, mut dst) = (Chain::new(src_fd, src_stat), Chain::new(dst_fd, &dst_stat));
     let mut stack = vec![Frame { rel: PathBuf::new(), entries: entries.into_iter() }];
     while let Some(frame) = stack.last_mut() {
@@ -325,6 +326,11 @@ fn walk(
                     Err(e) => return Err(Fail::new(e, "open", shared.src(&rel))),
                 };
                 let st = sys::fstat(s.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.src(&rel)))?;
+                if tree::id_of(&st) == dst_id {
+                    // The copy reached its own destination (a bind mount, say): copying it would
+                    // nest the copy in itself without end.
+                    return Err(Fail::new(libc::ELOOP, "open", shared.dst_root));
+                }
                 sys::mkdirat(ddir, &name, 0o700).map_err(|e| Fail::new(e, "mkdir", shared.dst(&rel)))?;
                 let d = sys::open_dir(ddir, &name).map_err(|e| Fail::new(e, "open", shared.dst(&rel)))?;
                 let dst_st = sys::fstat(d.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;

@@ -211,6 +211,65 @@ fn read_owner(path: &Path) -> Option<(String, u64, u64)> {
     Some((id?, dev?, ino?))
 }
 
+/// `path` made absolute (against the current directory) with every link in it resolved, as far
+/// as it can be; the rest is taken as written, `..` removing the name before it (a name that does
+/// not exist is no link).
+fn resolved(path: &Path) -> std::io::Result<PathBuf> {
+    let path = std::path::absolute(path)?;
+    let mut missing = Vec::new();
+    let mut existing = path.as_path();
+    let mut out = loop {
+        match existing.canonicalize() {
+            Ok(p) => break p,
+            // Missing, or not reachable by this process (EACCES, ENOTDIR): no link there that a
+            // capture by this process could follow either.
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    missing.push(name.to_owned());
+                    existing = parent;
+                }
+                // `..` last, or the root: nothing exists to resolve.
+                _ => break existing.to_path_buf(),
+            },
+        }
+    };
+    for name in missing.iter().rev() {
+        out.push(name);
+    }
+    Ok(out.components().fold(PathBuf::new(), |mut p, c| {
+        match c {
+            std::path::Component::ParentDir => {
+                p.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => p.push(c),
+        }
+        p
+    }))
+}
+
+/// Refuses a checkpoints directory that is the working directory or inside it: a capture would
+/// copy the copy it is making into itself. Compared as absolute paths with links resolved.
+pub fn check_checkpoints_directory(workdir: &Path, checkpoints: &Path) -> CoreResult<()> {
+    let fail = |e: std::io::Error, p: &Path| {
+        CoreError::invalid_option("checkpointsDirectory", format!("cannot resolve {}: {e}", p.display()))
+    };
+    let wd = resolved(workdir).map_err(|e| fail(e, workdir))?;
+    let cps = resolved(checkpoints).map_err(|e| fail(e, checkpoints))?;
+    if cps.starts_with(&wd) {
+        return Err(CoreError::invalid_option(
+            "checkpointsDirectory",
+            format!(
+                "checkpointsDirectory {} is inside the working directory {}, so a capture would copy itself; \
+                 put it beside the working directory",
+                checkpoints.display(),
+                workdir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Captures `workdir` as checkpoint `name` under `checkpoints`: a copy to `.tmp-<name>-<hex>`,
 /// then the old checkpoint renamed away and the copy renamed into place, so a reader sees
 /// either the old checkpoint or the new one, whole. On any failure the old checkpoint is left
@@ -223,6 +282,7 @@ pub fn capture(
     threads: usize,
 ) -> CoreResult<Report> {
     check_name(name)?;
+    check_checkpoints_directory(workdir, checkpoints)?;
     let what = || format!("capture of checkpoint {name:?}");
     std::fs::create_dir_all(checkpoints).map_err(|e| io_fail(e, "mkdir", checkpoints).into_core(what()))?;
     let target = checkpoints.join(name);

@@ -3,6 +3,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::process::Command;
 
 mod deep;
+mod inside;
 mod sparse;
 
 fn tmp(tag: &str) -> PathBuf {
