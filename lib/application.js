@@ -38,7 +38,11 @@ function nodeModulesFrom(dir) {
  * application's.
  */
 function bases() {
-  const starts = [process.cwd()]
+  const starts = []
+  // Node's working directory may be gone (deleted under it): the other places still count.
+  try {
+    starts.push(process.cwd())
+  } catch {}
   if (require.main && require.main.filename) starts.push(path.dirname(require.main.filename))
   if (process.argv[1]) starts.push(path.dirname(path.resolve(process.argv[1])))
   const real = realpath(ROOT)
