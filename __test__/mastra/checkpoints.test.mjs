@@ -71,11 +71,11 @@ describe('sandboxes capturing one checkpoint name at once', { timeout: 60000 }, 
       return new NativeLocalSandbox({ id: `box-${i}`, workingDirectory: dir, checkpointsDirectory: cps, checkpointName: 'shared' })
     })
     const wanted = boxes.map((b) => JSON.stringify(contents(b.workingDirectory)))
-    for (let round = 0; round < 40; round++) {
+    for (let time = 0; time < 40; time++) {
       const results = await Promise.allSettled(boxes.map((b) => b.snapshot()))
-      assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => r.reason.message), [], `round ${round}`)
-      assert.deepEqual(fs.readdirSync(cps).sort(), ['.owner-shared', 'shared'], `round ${round}: nothing left beside it`)
-      assert.ok(wanted.includes(JSON.stringify(contents(path.join(cps, 'shared')))), `round ${round}: one whole capture`)
+      assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => r.reason.message), [], `time ${time}`)
+      assert.deepEqual(fs.readdirSync(cps).sort(), ['.owner-shared', 'shared'], `time ${time}: nothing left beside it`)
+      assert.ok(wanted.includes(JSON.stringify(contents(path.join(cps, 'shared')))), `time ${time}: one whole capture`)
     }
   })
 })

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 
 const WRITERS: usize = 4;
-const ROUNDS: usize = 16;
+const TIMES: usize = 16;
 
 /// A working directory whose every file says which one it is, so a checkpoint mixing two of
 /// them shows.
@@ -67,7 +67,7 @@ fn captures_at_once(tag: &str) {
             restores
         })
     };
-    for round in 0..ROUNDS {
+    for time in 0..TIMES {
         let barrier = Arc::new(Barrier::new(WRITERS));
         let writers: Vec<_> = (0..WRITERS)
             .map(|i| {
@@ -79,15 +79,15 @@ fn captures_at_once(tag: &str) {
             })
             .collect();
         for (i, w) in writers.into_iter().enumerate() {
-            w.join().unwrap().unwrap_or_else(|e| panic!("round {round}, capture {i}: {e:?}"));
+            w.join().unwrap().unwrap_or_else(|e| panic!("time {time}, capture {i}: {e:?}"));
         }
-        assert_eq!(leftovers(&cps), Vec::<String>::new(), "round {round}: nothing left behind");
+        assert_eq!(leftovers(&cps), Vec::<String>::new(), "time {time}: nothing left behind");
         let got = describe(&cps.join("box"));
         let winner = wanted.iter().position(|w| *w == got).expect("the checkpoint is one whole capture");
         // The record names the sandbox whose capture is in place, by that very directory.
         let (id, dev, ino) = read_owner(&owner_file(&cps, "box")).unwrap();
         let m = std::fs::symlink_metadata(cps.join("box")).unwrap();
-        assert_eq!((id, dev, ino), (hex(&format!("sb-{winner}")), m.dev(), m.ino()), "round {round}");
+        assert_eq!((id, dev, ino), (hex(&format!("sb-{winner}")), m.dev(), m.ino()), "time {time}");
     }
     stop.store(true, Ordering::Relaxed);
     let restores = reader.join().unwrap();

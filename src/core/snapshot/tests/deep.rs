@@ -63,7 +63,7 @@ fn read_deep(root: &Path) -> (Vec<(libc::mode_t, i64, i64)>, Vec<u8>) {
 }
 
 #[test]
-fn a_tree_deeper_than_path_max_round_trips_with_modes_and_mtimes() {
+fn a_tree_deeper_than_path_max_comes_back_with_modes_and_mtimes() {
     let base = tmp("deep");
     let (wd, cps, back) = (base.join("wd"), base.join(".checkpoints"), base.join("back"));
     std::fs::create_dir_all(&wd).unwrap();
