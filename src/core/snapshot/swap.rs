@@ -114,9 +114,10 @@ mod atomic {
         }
     }
 
-    /// The filesystem or the kernel has no such rename.
+    /// The filesystem or the kernel has no such rename (EXDEV: overlayfs, for a directory of a
+    /// lower layer).
     pub fn unsupported(e: i32) -> bool {
-        e == libc::EINVAL || e == libc::ENOSYS || e == libc::ENOTSUP || e == libc::EOPNOTSUPP
+        e == libc::EINVAL || e == libc::ENOSYS || e == libc::ENOTSUP || e == libc::EOPNOTSUPP || e == libc::EXDEV
     }
 }
 
