@@ -269,7 +269,9 @@ export interface NativeCheckpointReport {
  *   (`checkpointsDirectory/<name>`, copied to a temporary sibling and renamed into place), so a
  *   checkpoint of Mastra's `LocalSandbox` restores here and the reverse. Modes, mtimes, empty
  *   directories and symlinks (as links, never followed) are kept; sockets and FIFOs are skipped
- *   and reported ({@link NativeLocalSandbox.lastCheckpoint}). A failure rejects with
+ *   and reported ({@link NativeLocalSandbox.lastCheckpoint}); sparse files stay sparse (Linux);
+ *   any depth is copied. Several sandboxes may capture one checkpoint name at once: the last
+ *   complete capture wins, and a restore meanwhile reads one whole capture. A failure rejects with
  *   `SandboxSnapshotError` naming the path, and leaves the previous checkpoint intact (a failed
  *   restore leaves the working directory empty).
  * - **Reconnect by id.** A second object with the same `id` and working directory, started while

@@ -135,8 +135,9 @@ function checkpointNameFor(id) {
 }
 
 /**
- * Whether a checkpoint directory exists. Mastra's rule: a capture renames the old checkpoint away
- * an instant before the new one takes its place, so a miss is tried twice more, 25 ms apart.
+ * Whether a checkpoint directory exists. Mastra's rule: a capture by Mastra's `LocalSandbox` (or
+ * one of ours where the filesystem cannot swap in one step) renames the old checkpoint away an
+ * instant before the new one takes its place, so a miss is tried twice more, 25 ms apart.
  */
 async function checkpointReadable(dir) {
   for (let attempt = 0; attempt < 3; attempt++) {

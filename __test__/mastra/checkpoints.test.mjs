@@ -49,3 +49,33 @@ describe('a checkpoints directory inside the working directory', { timeout: 2000
     assert.deepEqual(fs.readdirSync(wd), ['f'])
   })
 })
+
+/** Every file of a tree with its content, by relative path. */
+function contents(root) {
+  const out = {}
+  for (const rel of fs.readdirSync(root, { recursive: true }).sort()) {
+    const p = path.join(root, rel)
+    out[rel] = fs.lstatSync(p).isDirectory() ? 'dir' : fs.readFileSync(p, 'utf8')
+  }
+  return out
+}
+
+describe('sandboxes capturing one checkpoint name at once', { timeout: 60000 }, () => {
+  it('all succeed, the checkpoint is one whole capture, and nothing is left beside it', async () => {
+    const cps = path.join(tmp, '.checkpoints')
+    const boxes = [0, 1, 2, 3].map((i) => {
+      const dir = path.join(tmp, `wd${i}`)
+      fs.mkdirSync(path.join(dir, 'sub'), { recursive: true })
+      for (let f = 0; f < 2; f++) fs.writeFileSync(path.join(dir, 'sub', `f${f}`), `${i}`)
+      fs.writeFileSync(path.join(dir, 'who'), `${i}`)
+      return new NativeLocalSandbox({ id: `box-${i}`, workingDirectory: dir, checkpointsDirectory: cps, checkpointName: 'shared' })
+    })
+    const wanted = boxes.map((b) => JSON.stringify(contents(b.workingDirectory)))
+    for (let time = 0; time < 40; time++) {
+      const results = await Promise.allSettled(boxes.map((b) => b.snapshot()))
+      assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => r.reason.message), [], `time ${time}`)
+      assert.deepEqual(fs.readdirSync(cps).sort(), ['.owner-shared', 'shared'], `time ${time}: nothing left beside it`)
+      assert.ok(wanted.includes(JSON.stringify(contents(path.join(cps, 'shared')))), `time ${time}: one whole capture`)
+    }
+  })
+})

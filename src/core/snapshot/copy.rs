@@ -246,7 +246,7 @@ fn walk_and_copy(
         f();
     }
     // Last, because writing into a directory changes its mtime and a read-only mode would stop
-    // the copy; through descriptors, because a path may be too long to resolve or lead elsewhere.
+    // the copy; through descriptors, because a path may be too long to resolve or point elsewhere.
     tree::set_dirs_meta(dst_fd, root_stat, &dirs).map_err(|(e, call, names)| {
         let rel: PathBuf = names.iter().map(|n| name_path(n)).collect();
         Fail::new(e, call, shared.dst(&rel))

@@ -1,6 +1,7 @@
 //! Checkpoints of a sandbox's working directory: a named copy under a checkpoints directory,
 //! in the layout Mastra's `LocalSandbox` uses (`<checkpoints>/<name>`, written to a temporary
-//! sibling and renamed into place), so a checkpoint of either restores in the other.
+//! sibling and renamed into place), so a checkpoint of either restores in the other. Captures
+//! and restores of one name may run at once (see `checkpoint::capture` and `swap`).
 //!
 //! The copier walks the tree through directory descriptors (`openat` with `O_NOFOLLOW`), never
 //! through paths, so a symlink is copied as a link and never followed, even one that appears in
@@ -141,11 +142,17 @@ fn io_fail(e: std::io::Error, syscall: &'static str, path: &Path) -> Fail {
     Fail::new(e.raw_os_error().unwrap_or(libc::EIO), syscall, path)
 }
 
+mod checkpoint;
 mod copy;
 mod files;
+mod swap;
 mod sys;
 mod tree;
+pub use checkpoint::{capture, check_checkpoints_directory, remove_owned, restore};
+#[cfg(test)]
+use checkpoint::{hex, owner_file, read_owner};
 pub use copy::default_threads;
+#[cfg(test)]
 use copy::*;
 use tree::remove_entry;
 
@@ -167,198 +174,6 @@ fn random_hex() -> String {
     h.write_u32(std::process::id());
     h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
     format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
-}
-
-/// The file next to a checkpoint that says which sandbox made it. A checkpoint directory is
-/// never written into, so it restores exactly what was captured; and a name starting with a
-/// dot is one no checkpoint can have.
-fn owner_file(checkpoints: &Path, name: &str) -> PathBuf {
-    checkpoints.join(format!(".owner-{name}"))
-}
-
-fn hex(s: &str) -> String {
-    s.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Records that `owner` made the checkpoint now at `target`, by the directory's identity (device
-/// and inode), so that a later capture by anyone else (a new directory renamed over it) is not
-/// taken for ours.
-fn write_owner(checkpoints: &Path, name: &str, owner: &str, target: &Path) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(target)?;
-    let text = format!("procvisor checkpoint owner\nid={}\ndev={}\nino={}\n", hex(owner), meta.dev(), meta.ino());
-    let tmp = checkpoints.join(format!(".tmp-owner-{name}-{}", random_hex()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, owner_file(checkpoints, name)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
-fn read_owner(path: &Path) -> Option<(String, u64, u64)> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    if lines.next()? != "procvisor checkpoint owner" {
-        return None;
-    }
-    let (mut id, mut dev, mut ino) = (None, None, None);
-    for line in lines {
-        match line.split_once('=') {
-            Some(("id", v)) => id = Some(v.to_string()),
-            Some(("dev", v)) => dev = v.parse().ok(),
-            Some(("ino", v)) => ino = v.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((id?, dev?, ino?))
-}
-
-/// `path` made absolute (against the current directory) with every link in it resolved, as far
-/// as it can be; the rest is taken as written, `..` removing the name before it (a name that does
-/// not exist is no link).
-fn resolved(path: &Path) -> std::io::Result<PathBuf> {
-    let path = std::path::absolute(path)?;
-    let mut missing = Vec::new();
-    let mut existing = path.as_path();
-    let mut out = loop {
-        match existing.canonicalize() {
-            Ok(p) => break p,
-            // Missing, or not reachable by this process (EACCES, ENOTDIR): no link there that a
-            // capture by this process could follow either.
-            Err(_) => match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    missing.push(name.to_owned());
-                    existing = parent;
-                }
-                // `..` last, or the root: nothing exists to resolve.
-                _ => break existing.to_path_buf(),
-            },
-        }
-    };
-    for name in missing.iter().rev() {
-        out.push(name);
-    }
-    Ok(out.components().fold(PathBuf::new(), |mut p, c| {
-        match c {
-            std::path::Component::ParentDir => {
-                p.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => p.push(c),
-        }
-        p
-    }))
-}
-
-/// Refuses a checkpoints directory that is the working directory or inside it: a capture would
-/// copy the copy it is making into itself. Compared as absolute paths with links resolved.
-pub fn check_checkpoints_directory(workdir: &Path, checkpoints: &Path) -> CoreResult<()> {
-    let fail = |e: std::io::Error, p: &Path| {
-        CoreError::invalid_option("checkpointsDirectory", format!("cannot resolve {}: {e}", p.display()))
-    };
-    let wd = resolved(workdir).map_err(|e| fail(e, workdir))?;
-    let cps = resolved(checkpoints).map_err(|e| fail(e, checkpoints))?;
-    if cps.starts_with(&wd) {
-        return Err(CoreError::invalid_option(
-            "checkpointsDirectory",
-            format!(
-                "checkpointsDirectory {} is inside the working directory {}, so a capture would copy itself; \
-                 put it beside the working directory",
-                checkpoints.display(),
-                workdir.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Captures `workdir` as checkpoint `name` under `checkpoints`: a copy to `.tmp-<name>-<hex>`,
-/// then the old checkpoint renamed away and the copy renamed into place, so a reader sees
-/// either the old checkpoint or the new one, whole. On any failure the old checkpoint is left
-/// as it was. With `owner`, the checkpoint is recorded as that sandbox's.
-pub fn capture(
-    workdir: &Path,
-    checkpoints: &Path,
-    name: &str,
-    owner: Option<&str>,
-    threads: usize,
-) -> CoreResult<Report> {
-    check_name(name)?;
-    check_checkpoints_directory(workdir, checkpoints)?;
-    let what = || format!("capture of checkpoint {name:?}");
-    std::fs::create_dir_all(checkpoints).map_err(|e| io_fail(e, "mkdir", checkpoints).into_core(what()))?;
-    let target = checkpoints.join(name);
-    let tmp = checkpoints.join(format!(".tmp-{name}-{}", random_hex()));
-    let backup = checkpoints.join(format!(".bak-{name}-{}", random_hex()));
-    let report = copy_tree(workdir, &tmp, Dest::Create, threads).map_err(|f| f.into_core(what()))?;
-    let moved = match std::fs::rename(&target, &backup) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => {
-            let _ = remove_tree(&tmp);
-            return Err(io_fail(e, "rename", &target).into_core(what()));
-        }
-    };
-    if let Err(e) = std::fs::rename(&tmp, &target) {
-        let _ = remove_tree(&tmp);
-        if moved {
-            let _ = std::fs::rename(&backup, &target);
-        }
-        return Err(io_fail(e, "rename", &tmp).into_core(what()));
-    }
-    if moved {
-        let _ = remove_tree(&backup);
-    }
-    if let Some(owner) = owner {
-        // The checkpoint is in place either way; without the record it is merely never taken
-        // for ours, which is the safe side.
-        let _ = write_owner(checkpoints, name, owner, &target);
-    }
-    Ok(report)
-}
-
-/// Restores the checkpoint at `checkpoint` into `workdir`, an existing empty directory. On
-/// failure the working directory is left empty again.
-pub fn restore(checkpoint: &Path, workdir: &Path, threads: usize) -> CoreResult<Report> {
-    copy_tree(checkpoint, workdir, Dest::Into, threads)
-        .map_err(|f| f.into_core(format!("restore of checkpoint {:?}", checkpoint.display().to_string())))
-}
-
-/// Deletes every checkpoint under `checkpoints` that `owner` made and that is still the one it
-/// made; returns their names. A checkpoint someone else captured since, under the same name, is
-/// left alone (only the stale record goes).
-pub fn remove_owned(checkpoints: &Path, owner: &str) -> CoreResult<Vec<String>> {
-    let what = || format!("removal of the checkpoints of {owner:?}");
-    let entries = match std::fs::read_dir(checkpoints) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_fail(e, "scandir", checkpoints).into_core(what())),
-    };
-    let id = hex(owner);
-    let mut removed = Vec::new();
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let Some(name) = file.to_str().and_then(|f| f.strip_prefix(".owner-")) else { continue };
-        if check_name(name).is_err() {
-            continue;
-        }
-        let record = entry.path();
-        let Some((rid, dev, ino)) = read_owner(&record) else { continue };
-        if rid != id {
-            continue;
-        }
-        let target = checkpoints.join(name);
-        match std::fs::symlink_metadata(&target) {
-            Ok(m) if m.is_dir() && m.dev() == dev && m.ino() == ino => {
-                remove_tree(&target).map_err(|e| io_fail(e, "rm", &target).into_core(what()))?;
-                removed.push(name.to_string());
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_fail(e, "lstat", &target).into_core(what())),
-        }
-        let _ = std::fs::remove_file(&record);
-    }
-    removed.sort();
-    Ok(removed)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@ use super::*;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::process::Command;
 
+mod concurrent;
 mod deep;
 mod inside;
 mod sparse;

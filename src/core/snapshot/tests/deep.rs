@@ -48,7 +48,7 @@ fn read_deep(root: &Path) -> (Vec<(libc::mode_t, i64, i64)>, Vec<u8>) {
     let mut levels = Vec::new();
     loop {
         let st = sys::fstat(fd.as_raw_fd()).unwrap();
-        levels.push((st.st_mode & 0o7777, st.st_mtime, st.st_mtime_nsec as i64));
+        levels.push((st.st_mode & 0o7777, st.st_mtime, st.st_mtime_nsec));
         match sys::open_dir(fd.as_raw_fd(), &d) {
             Ok(child) => fd = child,
             Err(libc::ENOENT) => break,
@@ -63,7 +63,7 @@ fn read_deep(root: &Path) -> (Vec<(libc::mode_t, i64, i64)>, Vec<u8>) {
 }
 
 #[test]
-fn a_tree_deeper_than_path_max_round_trips_with_modes_and_mtimes() {
+fn a_tree_deeper_than_path_max_comes_back_with_modes_and_mtimes() {
     let base = tmp("deep");
     let (wd, cps, back) = (base.join("wd"), base.join(".checkpoints"), base.join("back"));
     std::fs::create_dir_all(&wd).unwrap();
