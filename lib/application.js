@@ -1,6 +1,6 @@
 'use strict'
 // Finds the application's own copy of a package that procvisor builds on without depending on it
-// (@mastra/core, a peer). Node resolves procvisor's imports from procvisor's real path. Installed
+// (@mastra/core, a peer dependency). Node resolves procvisor's imports from procvisor's real path. Installed
 // from a folder (`npm install ../procvisor`), procvisor is a symlink in the application's
 // node_modules whose real path is the clone: the application's packages are not found from there,
 // or a different copy is (the clone's own dev dependencies), and classes that must extend the
