@@ -51,3 +51,105 @@ test('an error the addon raises has the class of its code', () => {
   assert.equal(e.errno, 2)
   assert.throws(() => binding.checkSignal('SIGFOO'), procvisor.InvalidProcessSignalError)
 })
+
+// ---------------------------------------------------------------------------------------------
+// The JavaScript that raises the codes: every code and class it names is one of the list's.
+// ---------------------------------------------------------------------------------------------
+
+const fs = require('node:fs')
+const path = require('node:path')
+const ts = require('typescript')
+
+const ROOT = path.join(__dirname, '..')
+const CODES = new Set(LIST.map((k) => k.code))
+
+/** procvisor's own JavaScript (what the package ships), but lib/errors.js, which reads the list. */
+function sources() {
+  const out = ['index.js', 'index.mjs', 'mastra.js', 'mastra.mjs'].map((f) => path.join(ROOT, f))
+  const walk = (dir) => {
+    for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, d.name)
+      if (d.isDirectory()) walk(p)
+      else if (/\.[cm]?js$/.test(d.name) && p !== path.join(ROOT, 'lib', 'errors.js')) out.push(p)
+    }
+  }
+  walk(path.join(ROOT, 'lib'))
+  return out
+}
+
+/** Every node of `file`'s syntax tree (comments are not nodes, so a code in prose is not one). */
+function nodesOf(file) {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
+  const out = []
+  const visit = (n) => {
+    out.push(n)
+    ts.forEachChild(n, visit)
+  }
+  visit(source)
+  return { source, nodes: out }
+}
+
+function where(source, node) {
+  const { line } = source.getLineAndCharacterOfPosition(node.getStart())
+  return `${path.relative(ROOT, source.fileName)}:${line + 1}`
+}
+
+/** Codes of others that procvisor compares or mimics: Node's own, which the list does not hold. */
+const NODE_CODE = /^(ERR_[A-Z0-9_]+|MODULE_NOT_FOUND)$/
+/**
+ * The one code outside the list: the load of the addon failed, so there is no list to read, and
+ * the error is a plain Error (documented in docs/errors.md).
+ */
+const BINARY_MISSING = 'PROCVISOR_NATIVE_BINARY_MISSING'
+
+test('the JavaScript spells no code of its own: each goes through the list', () => {
+  const found = []
+  for (const file of sources()) {
+    const { source, nodes } = nodesOf(file)
+    for (const n of nodes) {
+      if (!ts.isStringLiteral(n) && !ts.isNoSubstitutionTemplateLiteral(n)) continue
+      if (!/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(n.text) || NODE_CODE.test(n.text)) continue
+      if (n.text === BINARY_MISSING && path.relative(ROOT, file) === path.join('lib', 'addon.js')) continue
+      found.push(`${where(source, n)} '${n.text}'${CODES.has(n.text) ? '' : ' (not a code of the list)'}`)
+    }
+  }
+  assert.deepEqual(found, [], 'use errors.codes.X or the class itself instead of a literal')
+})
+
+test('every error class and code the JavaScript reads from lib/errors.js exists', () => {
+  const exported = new Set(Object.keys(errors))
+  const missing = []
+  for (const file of sources()) {
+    const { source, nodes } = nodesOf(file)
+    const isErrorsModule = (e) =>
+      e && ts.isCallExpression(e) && e.expression.getText() === 'require' && /(^|\/)errors(\.js)?$/.test(e.arguments[0]?.text || '')
+    // `errors` is the name every module gives lib/errors.js; `errors.codes` is its list of codes.
+    const isErrors = (e) => (ts.isIdentifier(e) && e.text === 'errors') || isErrorsModule(e)
+    const isCodes = (e) => e && ts.isPropertyAccessExpression(e) && e.name.text === 'codes' && isErrors(e.expression)
+    const check = (name, node, inCodes) => {
+      if (inCodes ? !CODES.has(name) : !exported.has(name)) missing.push(`${where(source, node)} ${inCodes ? 'errors.codes.' : ''}${name}`)
+    }
+    for (const n of nodes) {
+      if (ts.isPropertyAccessExpression(n) && isErrors(n.expression)) check(n.name.text, n, false)
+      if (ts.isPropertyAccessExpression(n) && isCodes(n.expression)) check(n.name.text, n, true)
+      if (ts.isElementAccessExpression(n) && isCodes(n.expression)) missing.push(`${where(source, n)} errors.codes[…]: read a code by its name`)
+      if (ts.isVariableDeclaration(n) && n.initializer && ts.isObjectBindingPattern(n.name)) {
+        const inCodes = isCodes(n.initializer)
+        if (!inCodes && !isErrorsModule(n.initializer)) continue
+        for (const el of n.name.elements) {
+          if (el.dotDotDotToken) continue
+          check((el.propertyName || el.name).getText(), el, inCodes)
+        }
+      }
+    }
+  }
+  assert.deepEqual(missing, [])
+})
+
+test('a code that is not in the list throws where it is read', () => {
+  assert.equal(errors.codes.SANDBOX_ACCESS_DENIED, 'SANDBOX_ACCESS_DENIED')
+  assert.throws(() => errors.codes.SANDBOX_ACCESS_DENIE, /SANDBOX_ACCESS_DENIE is not an error code/)
+  assert.throws(() => {
+    errors.codes.PROCESS_NOT_FOUND = 'X'
+  }, TypeError)
+})
