@@ -153,3 +153,103 @@ test('a code that is not in the list throws where it is read', () => {
     errors.codes.PROCESS_NOT_FOUND = 'X'
   }, TypeError)
 })
+
+// ---------------------------------------------------------------------------------------------
+// procvisor/mastra, the typings and the docs.
+// ---------------------------------------------------------------------------------------------
+
+/** The error classes `exports` holds as plain values (getters, which load @mastra/core, are not read). */
+function errorClassesOf(exports) {
+  const out = new Map()
+  for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(exports))) {
+    if ('value' in d && typeof d.value === 'function' && d.value.prototype instanceof Error) out.set(name, d.value)
+  }
+  return out
+}
+
+/** The sandbox's codes, which procvisor/mastra exports too. */
+const SANDBOX = LIST.filter((k) => k.code.startsWith('SANDBOX_')).map((k) => k.name)
+
+test("procvisor/mastra exports the sandbox's classes, the same objects as procvisor's", () => {
+  const mastra = errorClassesOf(require('../mastra.js'))
+  assert.deepEqual([...mastra.keys()].sort(), [...SANDBOX].sort())
+  for (const [name, C] of mastra) assert.equal(C, procvisor[name], name)
+  // The ES module entry names them again (it needs @mastra/core at import, so it is read, not run).
+  const { nodes } = nodesOf(path.join(ROOT, 'mastra.mjs'))
+  const named = nodes.filter((n) => ts.isExportSpecifier(n)).map((n) => n.name.text)
+  assert.deepEqual(named.filter((n) => n.endsWith('Error')).sort(), [...SANDBOX].sort())
+})
+
+/** The top-level statements of a declaration file. */
+function declarations(file) {
+  const f = path.join(ROOT, file)
+  return ts.createSourceFile(f, fs.readFileSync(f, 'utf8'), ts.ScriptTarget.Latest, true).statements
+}
+
+/** The literal type of a class member `code` (static or not), or undefined. */
+function codeType(cls, isStatic) {
+  const m = cls.members.find((m) => m.name?.getText() === 'code' && !!m.modifiers?.some((x) => x.kind === ts.SyntaxKind.StaticKeyword) === isStatic)
+  return m && m.type && ts.isLiteralTypeNode(m.type) && ts.isStringLiteral(m.type.literal) ? m.type.literal.text : undefined
+}
+
+test('index.d.ts declares each class of the list with its base, its code as a literal type and its doc', () => {
+  const declared = new Map()
+  for (const s of declarations('index.d.ts')) {
+    if (ts.isClassDeclaration(s) && s.name && /Error$/.test(s.name.text)) declared.set(s.name.text, s)
+  }
+  for (const { code, name, base } of LIST) {
+    const cls = declared.get(name)
+    assert.ok(cls, `index.d.ts declares no ${name}`)
+    assert.equal(cls.heritageClauses?.[0].types[0].expression.getText(), base, `${name} extends`)
+    assert.equal(codeType(cls, false), code, `${name}.prototype.code`)
+    assert.equal(codeType(cls, true), code, `static ${name}.code`)
+    const doc = ts.getJSDocCommentsAndTags(cls)[0]
+    assert.ok(doc && ts.getTextOfJSDocComment(doc.comment)?.startsWith(`\`${code}\``), `the doc of ${name} begins with its code`)
+  }
+  const extra = [...declared.keys()].filter((n) => n !== 'ProcessError' && !LIST.some((k) => k.name === n))
+  assert.deepEqual(extra, [], 'index.d.ts declares error classes that the list lacks')
+})
+
+test("mastra.d.ts re-exports the sandbox's classes from index.d.ts", () => {
+  const names = []
+  for (const s of declarations('mastra.d.ts')) {
+    if (!ts.isExportDeclaration(s) || !s.exportClause || !ts.isNamedExports(s.exportClause)) continue
+    for (const e of s.exportClause.elements) if (e.name.text.endsWith('Error')) names.push(e.name.text)
+    if (s.exportClause.elements.some((e) => e.name.text.endsWith('Error'))) assert.equal(s.moduleSpecifier?.text, './index')
+  }
+  assert.deepEqual(names.sort(), [...SANDBOX].sort())
+})
+
+/** The rows (class, code, what the class cell adds) of the `| class | code | when |` table of `file`. */
+function tableRows(file) {
+  const lines = fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n')
+  const start = lines.findIndex((l) => /^\| class \| code \| when \|$/.test(l))
+  assert.ok(start >= 0, `${file} has no | class | code | when | table`)
+  const rows = []
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break
+    const m = /^\| `(\w+)`(.*?) \| `(\w+)` \| /.exec(line)
+    assert.ok(m, `${file}: a row that is not | \`Class\` | \`CODE\` | …: ${line.slice(0, 80)}`)
+    rows.push({ name: m[1], note: m[2].trim(), code: m[3] })
+  }
+  return rows
+}
+
+for (const file of ['docs/errors.md', 'README.md']) {
+  test(`${file} documents each code of the list once, with its class, and no other`, () => {
+    const rows = tableRows(file)
+    for (const { code, name, base } of LIST) {
+      const mine = rows.filter((r) => r.code === code)
+      assert.equal(mine.length, 1, `${file}: ${code} has ${mine.length} rows`)
+      assert.equal(mine[0].name, name, `${file}: the class of ${code}`)
+      assert.equal(mine[0].note, base === 'ProcessError' ? '' : `(a \`${base}\`)`, `${file}: ${name} says what it extends`)
+    }
+    const extra = rows.filter((r) => !CODES.has(r.code)).map((r) => r.code)
+    assert.deepEqual(extra, [], `${file} has rows for codes that the list lacks`)
+  })
+}
+
+test('the code raised when the addon cannot load, outside the list, is documented', () => {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/errors.md'), 'utf8')
+  assert.ok(doc.includes(`\`${BINARY_MISSING}\``), `docs/errors.md does not mention ${BINARY_MISSING}`)
+})
