@@ -10,7 +10,7 @@ const { Process } = require('./lib/process')
 const { Terminal } = require('./lib/terminal')
 const { binding } = require('./lib/native')
 
-const { fromNative, invalidOption, byCode, ...errorClasses } = errors
+const { fromNative, invalidOption, byCode, codes, ...errorClasses } = errors
 
 /** How many processes are alive in this Node process (all managers, all realms). */
 function liveProcessCount() {

@@ -1,7 +1,12 @@
 'use strict'
 // Typed errors. Every class has a stable `code` (never renamed: programs branch on it) and works
-// with `instanceof`. The native layer builds its errors through `fromNative`, registered once per
-// realm: a failed native call throws or rejects with the right class already.
+// with `instanceof`. The classes come from the addon's one list of codes (`ERROR_KINDS` in
+// src/core/error.rs), so a code raised by the core, by this layer or by a persistent sandbox's
+// supervisor has one spelling and one class. The native layer builds its errors through
+// `fromNative`, registered once per realm: a failed native call throws or rejects with the right
+// class already.
+
+const { binding } = require('./addon')
 
 class ProcessError extends Error {
   constructor(message, options) {
@@ -10,62 +15,53 @@ class ProcessError extends Error {
   }
 }
 
-const defs = [
-  // The Processes API's classes.
-  ['StaleProcessHandleError', 'STALE_PROCESS_HANDLE'],
-  ['ProcessNotFoundError', 'PROCESS_NOT_FOUND'],
-  ['ProcessWaitTimeoutError', 'PROCESS_WAIT_TIMEOUT'],
-  ['ProcessAbortedError', 'PROCESS_ABORTED'],
-  ['ProcessReadyTimeoutError', 'PROCESS_READY_TIMEOUT'],
-  ['ProcessExitedBeforeReadyError', 'PROCESS_EXITED_BEFORE_READY'],
-  ['ProcessExitedBeforeLogError', 'PROCESS_EXITED_BEFORE_LOG'],
-  ['InvalidProcessCwdError', 'INVALID_PROCESS_CWD'],
-  ['InvalidProcessEnvironmentError', 'INVALID_PROCESS_ENVIRONMENT'],
-  ['InvalidProcessCursorError', 'INVALID_PROCESS_CURSOR'],
-  ['ProcessSpawnFailedError', 'PROCESS_SPAWN_FAILED'],
-  // Local cases: commands, signals, a closed manager, stdin and the byte reader.
-  ['InvalidProcessCommandError', 'INVALID_PROCESS_COMMAND'],
-  ['InvalidProcessSignalError', 'INVALID_PROCESS_SIGNAL'],
-  ['ProcessManagerClosedError', 'PROCESS_MANAGER_CLOSED'],
-  ['ProcessAlreadyExitedError', 'PROCESS_ALREADY_EXITED'],
-  ['ProcessStdinUnavailableError', 'PROCESS_STDIN_UNAVAILABLE'],
-  ['ProcessStdinClosedError', 'PROCESS_STDIN_CLOSED'],
-  ['ProcessStdinWriteError', 'PROCESS_STDIN_WRITE_FAILED'],
-  ['ProcessOutputTruncatedError', 'PROCESS_OUTPUT_TRUNCATED'],
-  // Sandboxes: a checkpoint that could not be captured, restored or removed (it names the path).
-  ['SandboxSnapshotError', 'SANDBOX_SNAPSHOT_FAILED'],
-  ['ProcessNoTerminalError', 'PROCESS_NO_TERMINAL'],
-  // Persistent sandboxes: the supervisor went away; the other side speaks another protocol; a
-  // socket or its directory that is not this user's alone, or a connection of another user.
-  ['SandboxSupervisorLostError', 'SANDBOX_SUPERVISOR_LOST'],
-  ['SandboxProtocolError', 'SANDBOX_PROTOCOL_MISMATCH'],
-  ['SandboxAccessError', 'SANDBOX_ACCESS_DENIED'],
-]
+/**
+ * The class of one code. A code that extends a built-in (a RangeError for a bad option, as Mastra
+ * throws for a bad `maxRetainedBytes`) extends it directly and names its instances itself, as
+ * ProcessError does for the others.
+ */
+function defineClass(name, code, base) {
+  const builtins = { RangeError, TypeError }
+  let C
+  if (base === 'ProcessError') {
+    C = { [name]: class extends ProcessError {} }[name]
+  } else if (builtins[base]) {
+    C = {
+      [name]: class extends builtins[base] {
+        constructor(message, options) {
+          super(message, options)
+          this.name = name
+        }
+      },
+    }[name]
+  } else {
+    throw new Error(`procvisor: the error ${name} (${code}) extends ${base}, which this JavaScript does not know`)
+  }
+  Object.defineProperty(C.prototype, 'code', { value: code, enumerable: true })
+  Object.defineProperty(C, 'code', { value: code })
+  return C
+}
 
 const classes = { ProcessError }
 const byCode = new Map()
-for (const [name, code] of defs) {
-  const C = { [name]: class extends ProcessError {} }[name]
-  Object.defineProperty(C.prototype, 'code', { value: code, enumerable: true })
-  Object.defineProperty(C, 'code', { value: code })
-  classes[name] = C
-  byCode.set(code, C)
+const codeNames = {}
+for (const { code, name, base } of binding.errorCodes()) {
+  classes[name] = defineClass(name, code, base)
+  byCode.set(code, classes[name])
+  codeNames[code] = code
 }
 
 /**
- * Bad option values. A RangeError (Mastra throws RangeError for a bad `maxRetainedBytes`), with a
- * stable code like the others.
+ * Every code by its own name (`codes.SANDBOX_ACCESS_DENIED`). A name that is not a code throws
+ * where it is read, so a misspelt code fails when its module loads (read codes at the top of a
+ * module) instead of going out as a code nobody matches.
  */
-class InvalidProcessOptionError extends RangeError {
-  constructor(message, options) {
-    super(message, options)
-    this.name = 'InvalidProcessOptionError'
-  }
-}
-Object.defineProperty(InvalidProcessOptionError.prototype, 'code', { value: 'INVALID_PROCESS_OPTION', enumerable: true })
-Object.defineProperty(InvalidProcessOptionError, 'code', { value: 'INVALID_PROCESS_OPTION' })
-classes.InvalidProcessOptionError = InvalidProcessOptionError
-byCode.set('INVALID_PROCESS_OPTION', InvalidProcessOptionError)
+const codes = new Proxy(Object.freeze(codeNames), {
+  get(target, key) {
+    if (typeof key === 'string' && !Object.hasOwn(target, key)) throw new Error(`procvisor: ${key} is not an error code`)
+    return target[key]
+  },
+})
 
 /**
  * The error of a failed native call, called by the addon on the JS thread. A failed spawn also
@@ -79,8 +75,9 @@ function fromNative(code, message, osCode, errno) {
   return err
 }
 
+/** Bad option values: a RangeError (Mastra throws RangeError for a bad `maxRetainedBytes`). */
 function invalidOption(message) {
-  return new InvalidProcessOptionError(message)
+  return new classes.InvalidProcessOptionError(message)
 }
 
 /** The class of a stable `code`, or undefined. */
@@ -88,4 +85,4 @@ function byCodeOf(code) {
   return byCode.get(code)
 }
 
-module.exports = { ...classes, fromNative, invalidOption, byCode: byCodeOf }
+module.exports = { ...classes, fromNative, invalidOption, byCode: byCodeOf, codes }

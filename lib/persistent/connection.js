@@ -9,6 +9,8 @@ const protocol = require('./protocol')
 const calls = require('./calls')
 const { encodeValue } = require('./values')
 
+const { SANDBOX_PROTOCOL_MISMATCH } = errors.codes
+
 /** How long a client told why it is disconnected has to read that before its socket is closed. */
 const REFUSAL_GRACE_MS = 1000
 /**
@@ -199,7 +201,7 @@ function serveSocket(socket, host) {
     try {
       messages = frames.push(chunk)
     } catch (e) {
-      client.refuse(e.code || 'SANDBOX_PROTOCOL_MISMATCH', e.message)
+      client.refuse(e.code || SANDBOX_PROTOCOL_MISMATCH, e.message)
       return
     }
     for (const m of messages) {
@@ -207,7 +209,7 @@ function serveSocket(socket, host) {
       if (!client.greeted) {
         const why = protocol.helloMismatch(m, 'the client')
         if (why) {
-          client.refuse('SANDBOX_PROTOCOL_MISMATCH', why, { protocol: protocol.PROTOCOL, version: protocol.VERSION })
+          client.refuse(SANDBOX_PROTOCOL_MISMATCH, why, { protocol: protocol.PROTOCOL, version: protocol.VERSION })
           return
         }
         client.greeted = true
@@ -217,7 +219,7 @@ function serveSocket(socket, host) {
       }
       const why = calls.unanswerable(m)
       if (why) {
-        client.refuse('SANDBOX_PROTOCOL_MISMATCH', why)
+        client.refuse(SANDBOX_PROTOCOL_MISMATCH, why)
         return
       }
       serve(host, client, m).catch(() => socket.destroy())

@@ -27,6 +27,8 @@ const { Tail } = require('./tail')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
 
+const { SANDBOX_ACCESS_DENIED } = errors.codes
+
 // The config comes on stdin, written whole by the client, which then closes it.
 const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
@@ -236,7 +238,7 @@ function accept(socket) {
     return
   }
   if (other.uid !== process.getuid()) {
-    socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
+    socket.end(protocol.encode({ t: 'refused', code: SANDBOX_ACCESS_DENIED, message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
     return
   }
   serveSocket(socket, {

@@ -4,9 +4,10 @@
 //! anything and no message has to be parsed.
 
 use super::realm::Realm;
-use crate::core::error::CoreError;
+use crate::core::error::{CoreError, ERROR_KINDS};
 use napi::bindgen_prelude::{FnArgs, Unknown};
 use napi::Env;
+use napi_derive::napi;
 
 /// The factory's arguments: code, message, and for a failed spawn the OS error's name and number.
 pub(crate) type ErrorArgs = FnArgs<(String, String, Option<String>, Option<i32>)>;
@@ -28,4 +29,24 @@ pub(crate) fn js_error(env: &Env, e: CoreError) -> napi::Error {
 
 pub(crate) fn invalid(env: &Env, name: &str, reason: &str) -> napi::Error {
     js_error(env, CoreError::invalid_option(name, reason))
+}
+
+/// One of procvisor's typed errors: its stable `code`, the `name` of its JS class, and the class
+/// that one extends (`base`: `'ProcessError'`, `'RangeError'` or `'TypeError'`).
+#[napi(object, object_from_js = false)]
+pub struct ErrorCode {
+    pub code: String,
+    pub name: String,
+    #[napi(ts_type = "'ProcessError' | 'RangeError' | 'TypeError'")]
+    pub base: String,
+}
+
+/// Every typed error of procvisor, from the core's one list: the JS layer builds its classes
+/// from it at load, so no code is defined twice.
+#[napi]
+pub fn error_codes() -> Vec<ErrorCode> {
+    ERROR_KINDS
+        .iter()
+        .map(|k| ErrorCode { code: k.code.into(), name: k.name.into(), base: k.base.name().into() })
+        .collect()
 }
