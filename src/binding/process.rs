@@ -10,13 +10,13 @@ use super::error::{invalid, js_error};
 use super::settle;
 use super::value::{request_of, value_of};
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::output::TextChunk;
-use crate::core::output_log::{EventBody, ExitInfo, LogEvent, Stream};
-use crate::core::process::Process;
-use crate::core::readiness::{probe_once, Probe, ProbeResult};
-use crate::core::request::{self, Face};
-use crate::core::state::State;
-use crate::core::{cursor, group, launcher, supervisor};
+use crate::core::launch::request::{self, Face};
+use crate::core::output::log::{EventBody, ExitInfo, LogEvent, Stream};
+use crate::core::output::process_output::TextChunk;
+use crate::core::supervise::process::Process;
+use crate::core::supervise::readiness::{probe_once, Probe, ProbeResult};
+use crate::core::supervise::state::State;
+use crate::core::{launch::launcher, output::cursor, supervise::supervisor, tree::group};
 use napi::bindgen_prelude::{Buffer, Function, PromiseRaw, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
@@ -389,7 +389,7 @@ pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Resul
 /// cgroup to give is an InvalidProcessOptionError that says why.
 #[napi]
 pub fn resolve_containment(env: &Env, mode: Unknown<'_>) -> napi::Result<String> {
-    let cgroups = crate::core::cgroup::parent().map(|_| ());
+    let cgroups = crate::core::tree::cgroup::parent().map(|_| ());
     request::containment(&value_of(&mode)?, cgroups).map(str::to_string).map_err(|e| js_error(env, e))
 }
 
