@@ -21,7 +21,7 @@ fs.writeFileSync(file, 'x')
 const CLASS = {}
 for (const [name, C] of Object.entries(procvisor)) if (typeof C === 'function' && C.code) CLASS[C.code] = name
 
-/** A well-formed cursor (checksum included) for `id` at `seq`: the format of src/core/cursor.rs. */
+/** A well-formed cursor (checksum included) for `id` at `seq`: the format of src/core/output/cursor.rs. */
 function forgeCursor(id, seq) {
   let h = 0x811c9dc5
   const le = Buffer.alloc(8)

@@ -13,11 +13,11 @@
 //! the runtime), and reported to the driver twice, as the JS thread is: once launched, once
 //! done. The driver keeps `inflight` launches going and starts the next at each end.
 
-use procvisor::core::launcher;
-use procvisor::core::process::Process;
-use procvisor::core::request::{self, Face};
-use procvisor::core::state::State;
-use procvisor::core::supervisor;
+use procvisor::core::launch::launcher;
+use procvisor::core::launch::request::{self, Face};
+use procvisor::core::supervise::process::Process;
+use procvisor::core::supervise::state::State;
+use procvisor::core::supervise::supervisor;
 use procvisor::core::value::Value;
 use std::process::Command;
 use std::sync::mpsc;

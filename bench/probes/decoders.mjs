@@ -1,6 +1,6 @@
 // Probe: how fast Node turns output Buffers into strings, per decoder and chunk size.
 //   node bench/probes/decoders.mjs
-// (The listener pump decodes in Rust, src/core/decoder.rs; waitForLog uses StringDecoder. This probe
+// (The listener pump decodes in Rust, src/core/output/decoder.rs; waitForLog uses StringDecoder. This probe
 // is what chose them: see bench/ANALYSIS.md, §5.)
 import { StringDecoder } from 'node:string_decoder'
 import { performance } from 'node:perf_hooks'

@@ -1,4 +1,4 @@
-//! The event loop's side of a lent pipe (`core::loan`): libuv polls a flooding stream's pipe on
+//! The event loop's side of a lent pipe (`core::output::loan`): libuv polls a flooding stream's pipe on
 //! the loop of the JS environment whose listeners or reader consume it, and each readiness reads
 //! into the process's log from there, as a `child_process` stream would. The pump (or the
 //! reader) then takes it on the same thread, and the runtime's thread no longer wakes for every
@@ -9,9 +9,9 @@
 //! the JS thread that owns the loop: the polls of a thread are listed in a thread-local, and the
 //! environment's cleanup hook gives every pipe back before the loop goes away.
 
-use crate::core::loan::Loan;
-use crate::core::output::ReadBuf;
-use crate::core::process::Process;
+use crate::core::output::loan::Loan;
+use crate::core::output::process_output::ReadBuf;
+use crate::core::supervise::process::Process;
 use napi::Env;
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void, CStr};

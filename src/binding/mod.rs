@@ -4,8 +4,10 @@
 //! pipe on the event loop of the JS thread that consumes it.
 
 mod bytes;
+mod checks;
 mod error;
 mod loop_reader;
+mod probe;
 mod process;
 mod realm;
 mod runtime;
@@ -13,6 +15,8 @@ mod settle;
 mod snapshot;
 mod value;
 
+pub use checks::*;
+pub use probe::*;
 pub use process::*;
 pub use realm::*;
 pub use snapshot::*;

@@ -4,7 +4,7 @@
 
 use super::error::ErrorArgs;
 use super::settle::Settler;
-use crate::core::{registry, watchdog};
+use crate::core::{supervise::registry, tree::watchdog};
 use napi::bindgen_prelude::{Function, FunctionRef, Unknown};
 use napi::Env;
 use napi_derive::napi;
@@ -65,14 +65,14 @@ pub fn loop_read_count() -> f64 {
 /// end is made there when it stands by (a diagnostic, for tests and benchmarks).
 #[napi]
 pub fn launcher_launch_count() -> f64 {
-    crate::core::launcher::launches() as f64
+    crate::core::launch::launcher::launches() as f64
 }
 
 /// Removes the emptied cgroups kept for later launches; `close()` calls it so that a closed
 /// manager leaves no cgroup behind.
 #[napi]
 pub fn trim_cgroups() {
-    crate::core::cgroup::trim_pool();
+    crate::core::tree::cgroup::trim_pool();
 }
 
 /// The credentials of the process at the other end of a connected Unix socket.
@@ -88,7 +88,7 @@ pub struct NativePeerCredentials {
 /// `getpeereid` on macOS). A persistent sandbox's supervisor refuses every uid but its own.
 #[napi]
 pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
-    let c = crate::core::peer::peer_credentials(fd)
+    let c = crate::core::persistent::credentials::peer_credentials(fd)
         .map_err(|e| napi::Error::from_reason(format!("cannot read the credentials of socket {fd}: {e}")))?;
     Ok(NativePeerCredentials { pid: c.pid, uid: c.uid, gid: c.gid })
 }
@@ -98,6 +98,6 @@ pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
 /// exclusive one on the lock file of its id for its whole life; the kernel lets go when it ends.
 #[napi]
 pub fn try_lock_file(fd: i32, exclusive: bool) -> napi::Result<bool> {
-    crate::core::lockfile::try_lock(fd, exclusive)
+    crate::core::persistent::lockfile::try_lock(fd, exclusive)
         .map_err(|e| napi::Error::from_reason(format!("cannot lock file descriptor {fd}: {e}")))
 }

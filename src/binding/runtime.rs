@@ -5,7 +5,7 @@
 //! went away) and start again, it starts its default runtime: one worker per CPU, slower to
 //! launch many processes at once, otherwise the same.
 
-use crate::core::launcher;
+use crate::core::launch::launcher;
 
 #[napi_derive::module_init]
 fn init_runtime() {

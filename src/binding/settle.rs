@@ -19,11 +19,12 @@
 
 use super::error::js_error;
 use super::realm::Realm;
-use crate::core::error::CoreError;
+use crate::core::error::{CoreError, CoreResult};
 use napi::bindgen_prelude::{check_status, sys, PromiseRaw, ToNapiValue};
 use napi::{Env, JsError};
 use std::collections::VecDeque;
 use std::ffi::c_void;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 /// Work for the JS thread: settle one promise.
@@ -280,4 +281,20 @@ impl Drop for Pending {
             finish(env.raw(), d, false, value);
         }));
     }
+}
+
+/// Runs `fut` on the runtime and settles the promise on the JS thread (through the realm's one
+/// settler), a core error becoming its typed JS error there. `fut` must own everything it uses.
+pub(crate) fn promise<'env, T, V>(
+    env: &'env Env,
+    fut: impl Future<Output = CoreResult<T>> + Send + 'static,
+    convert: impl FnOnce(T) -> V + Send + 'static,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: napi::bindgen_prelude::ToNapiValue + Send + 'static,
+{
+    let (pending, promise) = pending(env)?;
+    napi::bindgen_prelude::spawn(async move { pending.settle(fut.await.map(convert)) });
+    Ok(promise)
 }

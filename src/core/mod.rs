@@ -1,35 +1,33 @@
 //! The core: everything that touches processes, in plain Rust with no napi, tested by `cargo test`
 //! against real processes. The binding (`src/binding/`) only converts.
+//!
+//! Subsystems, from the bottom up: each may use the ones above it in this list, never one below.
+//! - `error`, `value`: the one error type, and values as JS gave them. Used everywhere.
+//! - `terminal`: the screen of a process on a terminal.
+//! - `output`: the output of one process: its bounded log, retained text and consumers.
+//! - `tree`: a process tree as the OS has it: its group, its cgroup, its root, when it is empty,
+//!   and the watchdog that kills it should Node die.
+//! - `launch`: from a launch request to a running child.
+//! - `supervise`: one process from its launch to its end, as its handles see it.
+//!
+//! Apart, each using only `error` and `value`, or nothing: `persistent` (what a persistent
+//! sandbox's supervisor asks of the kernel) and `snapshot` (checkpoints of a working directory).
 
-pub mod cgroup;
-pub mod command;
-pub mod cursor;
-pub mod decoder;
 pub mod error;
-pub mod group;
-pub mod launcher;
-pub mod liveness;
-pub mod loan;
-pub mod lockfile;
-pub mod osc;
-pub mod output;
-pub mod output_log;
-pub mod peer;
-pub mod pipe;
-pub mod process;
-pub mod readiness;
-pub mod reaper;
-pub mod registry;
-pub mod request;
-pub mod retained;
-pub mod screen;
-pub mod snapshot;
-pub mod spawn;
-pub mod state;
-pub mod stdin;
-pub mod supervisor;
 pub mod value;
-pub mod watchdog;
+
+pub mod terminal;
+
+pub mod output;
+
+pub mod tree;
+
+pub mod launch;
+
+pub mod supervise;
+
+pub mod persistent;
+pub mod snapshot;
 
 #[cfg(test)]
 mod tests;

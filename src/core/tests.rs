@@ -1,11 +1,11 @@
 //! Core behaviours against real processes (`sh`, `sleep`, `cat`).
 
-use crate::core::command::{SpawnSpec, StdinMode};
-use crate::core::cursor;
-use crate::core::output_log::{EventBody, Stream};
-use crate::core::process::Process;
-use crate::core::readiness::{probe_once, Probe, ProbeResult};
-use crate::core::supervisor::spawn;
+use crate::core::launch::command::{SpawnSpec, StdinMode};
+use crate::core::output::cursor;
+use crate::core::output::log::{EventBody, Stream};
+use crate::core::supervise::process::Process;
+use crate::core::supervise::readiness::{probe_once, Probe, ProbeResult};
+use crate::core::supervise::supervisor::spawn;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -400,7 +400,7 @@ async fn listeners_and_retained_text_share_one_decoding() {
     use std::sync::atomic::AtomicUsize;
     let woken = Arc::new(AtomicUsize::new(0));
     let w = woken.clone();
-    let p = crate::core::supervisor::spawn_with_pump(
+    let p = crate::core::supervise::supervisor::spawn_with_pump(
         sh("printf '\\360\\237'; sleep 0.05; printf '\\231\\202 done\\n'"),
         "pump".into(),
         0,
@@ -421,7 +421,7 @@ async fn listeners_and_retained_text_share_one_decoding() {
 
 fn on_terminal(script: &str, cols: u16, rows: u16) -> SpawnSpec {
     let mut s = sh(script);
-    s.pty = Some(crate::core::command::Pty { cols, rows, term: "xterm".into() });
+    s.pty = Some(crate::core::launch::command::Pty { cols, rows, term: "xterm".into() });
     s
 }
 
@@ -463,7 +463,7 @@ async fn keys_reach_the_program_and_eof_ends_its_input() {
 async fn a_launch_completed_for_a_retired_owner_is_killed_as_it_is_listed() {
     // A worker's realm that went away while one of its launches was under way.
     let owner = 7_000_000 + NEXT.fetch_add(1, Ordering::Relaxed);
-    crate::core::registry::retire_owned(owner);
+    crate::core::supervise::registry::retire_owned(owner);
     let p = spawn(sh("sleep 30"), format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed)), owner).unwrap();
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     assert_eq!(st.done.unwrap().signal, Some(libc::SIGKILL));
@@ -484,7 +484,7 @@ async fn borrow_as(p: &Arc<Process>, budget: usize, take: bool, by_reader: bool)
     use std::os::fd::AsRawFd;
     let mut text = String::new();
     let mut borrowed = 0;
-    let mut lent: Vec<(Arc<crate::core::loan::Loan>, std::os::fd::OwnedFd, usize)> = Vec::new();
+    let mut lent: Vec<(Arc<crate::core::output::loan::Loan>, std::os::fd::OwnedFd, usize)> = Vec::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut at = 0;
     loop {
@@ -549,7 +549,7 @@ async fn borrow_as(p: &Arc<Process>, budget: usize, take: bool, by_reader: bool)
 
 fn pumped(spec: SpawnSpec) -> Arc<Process> {
     let id = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let p = crate::core::supervisor::spawn_with_pump(spec, id, 0, Some(Box::new(|| {})), false).unwrap();
+    let p = crate::core::supervise::supervisor::spawn_with_pump(spec, id, 0, Some(Box::new(|| {})), false).unwrap();
     p.output.allow_lending();
     p
 }
@@ -597,7 +597,7 @@ async fn a_lent_pipe_held_open_outside_the_group_is_taken_back_when_the_group_en
 
 #[test]
 fn a_reader_is_woken_once_until_it_takes_and_always_for_a_reclaim() {
-    let out = crate::core::output::Output::new(1 << 20, 10_000, Some(0), None);
+    let out = crate::core::output::process_output::Output::new(1 << 20, 10_000, Some(0), None);
     let calls = Arc::new(AtomicU64::new(0));
     let count = calls.clone();
     out.set_reader_position(Some(0));
@@ -623,7 +623,7 @@ fn a_reader_is_woken_once_until_it_takes_and_always_for_a_reclaim() {
 async fn a_reader_alone_borrows_a_flooding_pipe_and_loses_nothing() {
     // Held at the first byte for the reader, as a Mastra handle's reader is; no listener pump.
     let id = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let p = crate::core::supervisor::spawn_with_pump(sh("seq 1 1500000"), id, 0, None, true).unwrap();
+    let p = crate::core::supervise::supervisor::spawn_with_pump(sh("seq 1 1500000"), id, 0, None, true).unwrap();
     p.output.set_reader_wake(Some(Box::new(|| {})));
     p.output.allow_lending();
     let (text, borrowed) = within(Duration::from_secs(30), borrow_as(&p, 2 << 20, true, true)).await;
@@ -636,7 +636,7 @@ async fn a_reader_alone_borrows_a_flooding_pipe_and_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_end_of_a_process_stands_the_launcher_by() {
-    let l = crate::core::launcher::global().expect("a launcher thread");
+    let l = crate::core::launch::launcher::global().expect("a launcher thread");
     // Other tests' processes may be live at the same moment (then no stand-by is asked for), so
     // try ends until the others are done; without the supervisor's stand-by the launcher could
     // never be claimed.
@@ -658,7 +658,7 @@ async fn the_end_of_a_process_stands_the_launcher_by() {
         "no end stood the launcher by (window {} µs, parked {}, live {})",
         l.window_us(),
         l.parked(),
-        crate::core::registry::live_count()
+        crate::core::supervise::registry::live_count()
     );
 }
 
@@ -667,10 +667,10 @@ async fn the_end_of_a_process_stands_the_launcher_by() {
 async fn a_child_that_cannot_be_born_in_its_cgroup_joins_it_before_it_runs() {
     // This machine gives us cgroups (the JS suites' containment tests need them too); without
     // them there is nothing to place.
-    crate::core::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
+    crate::core::tree::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
     let mut spec = sh("cat /proc/self/cgroup");
     spec.contain = true;
-    let refuse = &crate::core::spawn::imp::REFUSE_CLONE_INTO_CGROUP;
+    let refuse = &crate::core::launch::spawn::imp::REFUSE_CLONE_INTO_CGROUP;
     refuse.with(|r| r.set(true));
     let p = start(spec);
     refuse.with(|r| r.set(false));
@@ -687,7 +687,7 @@ async fn a_child_that_cannot_be_born_in_its_cgroup_joins_it_before_it_runs() {
 #[test]
 fn a_tree_that_outlives_its_root_ends_after_the_runtime_that_first_watched_one_is_gone() {
     // This machine gives us cgroups (see above).
-    crate::core::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
+    crate::core::tree::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
     // The first runtime may be the one that starts watching cgroups; it is gone before the
     // second waits for its tree.
     for _ in 0..2 {

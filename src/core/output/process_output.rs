@@ -12,11 +12,11 @@
 //! what it hands its listeners); without one it is decoded as it arrives, and only when some text
 //! is retained at all (a stream that keeps none counts its raw bytes as dropped).
 
-use crate::core::decoder::Utf8Decoder;
-use crate::core::loan::Loan;
-use crate::core::output_log::{EventBody, LogRead, OutputLog, Stream};
-use crate::core::retained::RetainedText;
-use crate::core::screen::{Screen, Snapshot};
+use crate::core::output::decoder::Utf8Decoder;
+use crate::core::output::loan::Loan;
+use crate::core::output::log::{EventBody, LogRead, OutputLog, Stream};
+use crate::core::output::retained::RetainedText;
+use crate::core::terminal::screen::{Screen, Snapshot};
 use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,9 +6,9 @@
 //! `spawn` has a stdin pipe), and a writer made at the launch cost each of them a task, a wake
 //! of a runtime worker to run it, and the pipe's registration with epoll and its removal.
 
-use crate::core::command::StdinMode;
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::pipe;
+use crate::core::launch::command::StdinMode;
+use crate::core::supervise::pipe;
 use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! any reader of the log would render, and sized with the terminal.
 
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::osc::OscFilter;
+use crate::core::terminal::osc::OscFilter;
 use std::num::NonZeroU16;
 
 /// The most cells (cols × rows) a screen holds. The emulator allocates every cell of the window

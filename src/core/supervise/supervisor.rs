@@ -13,14 +13,14 @@
 //! `sleep 60 &` behind is still stopped when its `timeout` expires, SIGTERM to the group (and to
 //! the root, should it have left the group), then SIGKILL after the grace period.
 
-use crate::core::cgroup::{self, Cgroup};
-use crate::core::command::SpawnSpec;
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::group::ProcessGroup;
-use crate::core::output_log::{now_ms, EventBody, Stream};
-use crate::core::process::Process;
-use crate::core::state::{RootExit, StopReason};
-use crate::core::{launcher, liveness, reaper, registry, spawn, watchdog};
+use crate::core::launch::command::SpawnSpec;
+use crate::core::output::log::{now_ms, EventBody, Stream};
+use crate::core::supervise::process::Process;
+use crate::core::supervise::state::{RootExit, StopReason};
+use crate::core::tree::cgroup::{self, Cgroup};
+use crate::core::tree::group::ProcessGroup;
+use crate::core::{launch::launcher, launch::spawn, supervise::registry, tree::liveness, tree::reaper, tree::watchdog};
 use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;

@@ -71,8 +71,8 @@ impl SpawnSpec {
             cwd: cwd.into(),
             grace_ms: DEFAULT_GRACE_MS,
             retain_bytes: Some(1024 * 1024),
-            log_max_bytes: crate::core::output_log::DEFAULT_MAX_BYTES,
-            log_max_events: crate::core::output_log::DEFAULT_MAX_EVENTS,
+            log_max_bytes: crate::core::output::log::DEFAULT_MAX_BYTES,
+            log_max_events: crate::core::output::log::DEFAULT_MAX_EVENTS,
             ..Default::default()
         }
     }

@@ -16,7 +16,7 @@
 //! every process every few milliseconds. Where `/proc` or pidfds are missing (macOS), the group is
 //! polled with `killpg(pgid, 0)` at a slow, bounded rate instead.
 
-use crate::core::group::ProcessGroup;
+use crate::core::tree::group::ProcessGroup;
 use std::time::Duration;
 
 /// How often, at most, a member that is still alive is checked for having left the group. The
@@ -54,8 +54,8 @@ async fn poll_empty(group: ProcessGroup) {
 #[cfg(target_os = "linux")]
 mod linux {
     use super::{FIRST_RECHECK, RECHECK};
-    use crate::core::group::ProcessGroup;
-    use crate::core::reaper::pidfd_open;
+    use crate::core::tree::group::ProcessGroup;
+    use crate::core::tree::reaper::pidfd_open;
     use std::collections::HashMap;
     use std::os::fd::OwnedFd;
     use std::sync::{Mutex, OnceLock};

@@ -4,8 +4,8 @@
 //! JS layer hands over the values as the user gave them and checks only what Rust cannot see
 //! (functions, AbortSignals).
 
-use crate::core::command::{Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::launch::command::{Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::value::Value;
 use std::path::{Component, Path, PathBuf};
 
@@ -124,7 +124,7 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         _ => pty("pty.", o.get("pty"))?,
     };
     if let (true, Some(p)) = (spec.screen, &spec.pty) {
-        crate::core::screen::check_size(p.cols, p.rows)?;
+        crate::core::terminal::screen::check_size(p.cols, p.rows)?;
     }
     if let Some(p) = &spec.pty {
         // The manager's or the call's own TERM wins: they know the program better.

@@ -14,7 +14,7 @@
 //! buffered must be taken without waiting for writers outside it), or when it goes away. An offer
 //! nobody takes within `TAKE_PATIENCE` is withdrawn and the runtime reads on.
 
-use crate::core::output_log::Stream;
+use crate::core::output::log::Stream;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

@@ -54,7 +54,7 @@ fn find_parent() -> Result<PathBuf, String> {
         let _ = std::fs::remove_dir(&parent);
         return Err("the kernel has no cgroup.kill (Linux 5.14 or later is needed)".into());
     }
-    crate::core::watchdog::register_parent(&parent);
+    crate::core::tree::watchdog::register_parent(&parent);
     Ok(parent)
 }
 

@@ -1,7 +1,7 @@
 //! The lifecycle of one process as its waiters see it: published through a `watch` by the
 //! supervisor, with the outcome frozen once per end so that no face ever sees it change.
 
-use crate::core::output_log::ExitInfo;
+use crate::core::output::log::ExitInfo;
 
 /// Why procvisor stopped the process, if it did. The first reason wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

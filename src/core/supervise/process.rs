@@ -5,17 +5,17 @@
 //! Handles share an `Arc<Process>`; the lifecycle is published through a `watch`, so any number of
 //! waiters can wait and no lock is held across an `.await`.
 
-use crate::core::cgroup::Cgroup;
-use crate::core::command::{SpawnSpec, StdinMode};
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::group::ProcessGroup;
-use crate::core::output::{Output, ReadBuf, ReaderWait};
-use crate::core::output_log::{now_ms, LogRead, Stream};
-use crate::core::registry::Member;
-use crate::core::spawn::Launched;
-use crate::core::state::{RootExit, State, StopReason};
-use crate::core::stdin::Stdin;
-use crate::core::{loan, pipe, reaper};
+use crate::core::launch::command::{SpawnSpec, StdinMode};
+use crate::core::launch::spawn::Launched;
+use crate::core::output::log::{now_ms, LogRead, Stream};
+use crate::core::output::process_output::{Output, ReadBuf, ReaderWait};
+use crate::core::supervise::registry::Member;
+use crate::core::supervise::state::{RootExit, State, StopReason};
+use crate::core::supervise::stdin::Stdin;
+use crate::core::tree::cgroup::Cgroup;
+use crate::core::tree::group::ProcessGroup;
+use crate::core::{output::loan, supervise::pipe, tree::reaper};
 use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -214,7 +214,7 @@ impl Process {
         };
         // On a terminal, a job-control shell puts its jobs in process groups of their own; they
         // are still of the session the root leads.
-        let session = self.has_terminal && crate::core::group::signal_session(self.group.pgid, signal);
+        let session = self.has_terminal && crate::core::tree::group::signal_session(self.group.pgid, signal);
         let tree = match self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             Some(cg) if signal == libc::SIGKILL => cg.kill(),
             Some(cg) => cg.signal(signal),
@@ -486,9 +486,9 @@ impl Process {
         };
         // Before the kernel's size: a refused size changes nothing, for the program or the screen.
         if self.output.has_screen() {
-            crate::core::screen::check_size(cols, rows)?;
+            crate::core::terminal::screen::check_size(cols, rows)?;
         }
-        crate::core::spawn::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
+        crate::core::launch::spawn::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
             program: self.argv[0].clone(),
             reason: format!("cannot resize its terminal: {e}"),
             errno: e.raw_os_error(),

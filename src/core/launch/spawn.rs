@@ -14,9 +14,9 @@
 //! its controlling terminal and its stdin, stdout and stderr. The master is our end: read, it is
 //! the output; written, it is the keyboard.
 
-use crate::core::cgroup::Cgroup;
-use crate::core::command::{Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::error::{errno_name, CoreError, CoreResult};
+use crate::core::launch::command::{Limits, Pty, SpawnSpec, StdinMode};
+use crate::core::tree::cgroup::Cgroup;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
 
@@ -175,7 +175,7 @@ pub(crate) fn launch(spec: &SpawnSpec, placement: Placement<'_>) -> CoreResult<L
 
 /// The working directory's own error, when it cannot be entered.
 fn cwd_error(spec: &SpawnSpec) -> Option<CoreError> {
-    crate::core::command::validate_cwd(&spec.cwd).err()
+    crate::core::launch::command::validate_cwd(&spec.cwd).err()
 }
 
 fn spawn_error(spec: &SpawnSpec, program: &std::path::Path, e: std::io::Error) -> CoreError {
@@ -225,7 +225,7 @@ fn set_limit(resource: Resource, value: Option<u64>) {
 #[cfg(target_os = "linux")]
 pub(crate) mod imp {
     use super::{set_limits, Placement};
-    use crate::core::command::{Limits, SpawnSpec};
+    use crate::core::launch::command::{Limits, SpawnSpec};
     use std::cell::RefCell;
     use std::ffi::{c_void, CString};
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -534,7 +534,7 @@ pub(crate) mod imp {
 #[cfg(not(target_os = "linux"))]
 mod imp {
     use super::{set_limits, Placement};
-    use crate::core::command::{os_env, Limits, SpawnSpec};
+    use crate::core::launch::command::{os_env, Limits, SpawnSpec};
     use std::os::fd::OwnedFd;
     use std::os::unix::process::CommandExt;
     use std::path::Path;

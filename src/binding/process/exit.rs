@@ -1,0 +1,83 @@
+//! How a process ended, and its lifecycle, as JS objects.
+
+use crate::core::output::log::ExitInfo;
+use crate::core::supervise::state::State;
+use napi_derive::napi;
+
+/// How a process ended.
+#[napi(object)]
+pub struct NativeExit {
+    /// Exit code of the root, or 128 + signal.
+    pub code: i32,
+    /// The signal that ended the root, if one did.
+    pub signal: Option<i32>,
+    /// The `timeout` expired before this end.
+    pub timed_out: bool,
+    /// A kill was asked for before the root exited.
+    pub killed: bool,
+}
+
+impl From<ExitInfo> for NativeExit {
+    fn from(e: ExitInfo) -> Self {
+        Self { code: e.code, signal: e.signal, timed_out: e.timed_out, killed: e.killed }
+    }
+}
+
+/// A snapshot of the lifecycle.
+#[napi(object)]
+pub struct NativeState {
+    /// The root process has exited.
+    pub root_exited: bool,
+    /// The Mastra end: the root exited and its output is drained.
+    pub finished: bool,
+    /// The Processes API end: finished, and the process group is empty.
+    pub done: bool,
+    /// The outcome as of `finished` (what the Mastra face reports).
+    pub finished_exit: Option<NativeExit>,
+    /// The outcome as of `done` (what the Processes API reports).
+    pub exit: Option<NativeExit>,
+    pub ended_at_ms: Option<f64>,
+    /// Fractional milliseconds from spawn to `finished`.
+    pub finished_after_ms: Option<f64>,
+}
+
+impl From<State> for NativeState {
+    fn from(s: State) -> Self {
+        Self {
+            root_exited: s.root_exit.is_some(),
+            finished: s.is_finished(),
+            done: s.is_done(),
+            finished_exit: s.finished.map(Into::into),
+            exit: s.done.map(Into::into),
+            ended_at_ms: s.ended_at_ms.map(|v| v as f64),
+            finished_after_ms: s.finished_after_ms,
+        }
+    }
+}
+
+/// How a process finished (the Mastra end), flat: what a Mastra wait reports, without the rest
+/// of the state. Each property of a native object is a key made and stored on the JS thread, on
+/// the path from one process's exit to the next launch; `NativeState` has fifteen.
+#[napi(object, object_from_js = false)]
+pub struct NativeFinish {
+    /// Exit code of the root, or 128 + signal.
+    pub code: i32,
+    /// The signal that ended the root, if one did.
+    pub signal: Option<i32>,
+    /// The `timeout` expired before this end.
+    pub timed_out: bool,
+    /// Fractional milliseconds from spawn to the end.
+    pub after_ms: f64,
+}
+
+impl NativeFinish {
+    pub(super) fn of(st: &State) -> Self {
+        let e = st.finished.as_ref();
+        Self {
+            code: e.map_or(-1, |e| e.code),
+            signal: e.and_then(|e| e.signal),
+            timed_out: e.is_some_and(|e| e.timed_out),
+            after_ms: st.finished_after_ms.unwrap_or(0.0),
+        }
+    }
+}

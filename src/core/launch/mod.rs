@@ -1,0 +1,12 @@
+//! From a launch request to a running child: what the request's values mean (`request`), what
+//! to run and how, checked (`command`), the clone and exec of the child (`spawn`), and the
+//! thread that makes launches off the JS thread and the runtime's workers (`launcher`).
+//!
+//! May use: `error`, `value`, `terminal` (a terminal's size rule), `output` (the log's default
+//! bounds), `tree` (the cgroup a child is born in). It hands back a child with its pipe ends;
+//! watching it is `supervise`'s work.
+
+pub mod command;
+pub mod launcher;
+pub mod request;
+pub mod spawn;

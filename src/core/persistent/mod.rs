@@ -1,0 +1,8 @@
+//! What a persistent sandbox's supervisor (`lib/persistent/`) asks of the kernel: a lock held on
+//! the lock file of its id for its whole life (`lockfile`), and the credentials of whoever
+//! connects to its socket (`credentials`).
+//!
+//! May use: nothing else of the core.
+
+pub mod credentials;
+pub mod lockfile;
