@@ -8,8 +8,10 @@
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::launch::command::{SpawnSpec, StdinMode};
 use crate::core::launch::spawn::Launched;
+use crate::core::output::block::ReadBuf;
+use crate::core::output::consumers::ReaderWait;
 use crate::core::output::log::{now_ms, LogRead, Stream};
-use crate::core::output::process_output::{Output, ReadBuf, ReaderWait};
+use crate::core::output::process_output::Output;
 use crate::core::supervise::registry::Member;
 use crate::core::supervise::state::{RootExit, State, StopReason};
 use crate::core::supervise::stdin::Stdin;
