@@ -490,7 +490,7 @@ impl Process {
         if self.output.has_screen() {
             crate::core::terminal::screen::check_size(cols, rows)?;
         }
-        crate::core::launch::spawn::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
+        crate::core::launch::pty::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
             program: self.argv[0].clone(),
             reason: format!("cannot resize its terminal: {e}"),
             errno: e.raw_os_error(),
