@@ -3,7 +3,7 @@
 //! then piles up hundreds of megabytes of dead buffers behind a tiny heap (measured: +800 MB RSS
 //! for 1 GiB through a listener). A copy is accounted, so garbage is collected in step.
 
-use crate::core::output::process_output::Text;
+use crate::core::output::text::Text;
 use bytes::Bytes;
 use napi::bindgen_prelude::{check_status, sys, FromNapiValue, ToNapiValue, TypeName, ValueType};
 

@@ -9,8 +9,8 @@
 //! the JS thread that owns the loop: the polls of a thread are listed in a thread-local, and the
 //! environment's cleanup hook gives every pipe back before the loop goes away.
 
+use crate::core::output::block::ReadBuf;
 use crate::core::output::loan::Loan;
-use crate::core::output::process_output::ReadBuf;
 use crate::core::supervise::process::Process;
 use napi::Env;
 use std::cell::RefCell;

@@ -10,7 +10,7 @@ use crate::binding::settle::{self, promise};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::output::cursor;
 use crate::core::output::log::{EventBody, LogEvent, Stream};
-use crate::core::output::process_output::TextChunk;
+use crate::core::output::text::TextChunk;
 use crate::core::supervise::process::Process;
 use crate::core::supervise::state::State;
 use napi::bindgen_prelude::{Function, PromiseRaw};

@@ -1,5 +1,6 @@
 //! From a launch request to a running child: what the request's values mean (`request`), what
-//! to run and how, checked (`command`), the clone and exec of the child (`spawn`), and the
+//! to run and how, checked (`command`), the clone and exec of the child (`spawn`, one file per
+//! platform under `spawn/`), the pseudo-terminal of a child on a terminal (`pty`), and the
 //! thread that makes launches off the JS thread and the runtime's workers (`launcher`).
 //!
 //! May use: `error`, `value`, `terminal` (a terminal's size rule), `output` (the log's default
@@ -8,5 +9,6 @@
 
 pub mod command;
 pub mod launcher;
+pub mod pty;
 pub mod request;
 pub mod spawn;

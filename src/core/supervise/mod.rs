@@ -1,12 +1,14 @@
 //! One process from its launch to its end, as its handles see it: the shared handle with its
-//! signals, stdin and output reading (`process`, `stdin`, `pipe`), the one task that decides when
-//! it is over (`supervisor`), the lifecycle its waiters see (`state`), every live process of this
-//! OS process (`registry`), and the readiness probes of `waitForPort` (`readiness`).
+//! signals and stdin (`process`, `stdin`), the reading of its pipes (`reader`, `pipe`), the one
+//! task that decides when it is over (`supervisor`), the lifecycle its waiters see (`state`),
+//! every live process of this OS process (`registry`), and the readiness probes of `waitForPort`
+//! (`readiness`).
 //!
 //! May use every other subsystem of the core but `persistent` and `snapshot`; none of them uses it.
 
 pub mod pipe;
 pub mod process;
+pub mod reader;
 pub mod readiness;
 pub mod registry;
 pub mod state;
