@@ -156,7 +156,7 @@ describe('persistent sandboxes against misbehaving clients', () => {
     const id = freshId()
     const wd = path.join(tmp, 'wd')
     const code = `
-      import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}
+      import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}
       const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, timeoutMs: 60000 })
       await sb.start()
       try {

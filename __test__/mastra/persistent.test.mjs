@@ -50,7 +50,7 @@ function child(code) {
   return { proc: p, first, exited: new Promise((r) => p.once('close', (code, signal) => r({ code, signal, err }))) }
 }
 
-const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}\n`
+const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}\n`
 
 /** The supervisor's socket of sandbox `id` and whether a file is there. */
 const socketOf = (id) => protocol.socketPath(id)

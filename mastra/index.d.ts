@@ -31,8 +31,8 @@ import type {
   SandboxProcessManager,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from './index'
-export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from './index'
+import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from '../index'
+export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
 
 /**
  * Mastra's `ProcessHandle` over one procvisor process.
