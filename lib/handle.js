@@ -7,18 +7,11 @@
 const { Writable } = require('node:stream')
 const errors = require('./errors')
 const { binding } = require('./native')
-const { ProcessCore, listenersOf, mastraExitCode } = require('./core')
+const { ProcessCore, listenersOf } = require('./core')
+const { ending, commandResult, processInfo } = require('./mastra-rules')
 const { ProcessView } = require('./view')
 const { checkSignal, describe } = require('./util')
 const { traceMethods } = require('./trace')
-
-/** Mastra's ProcessInfo of a handle (ours or a Mastra subclass): `exitCode` only once exited. */
-function processInfo(h) {
-  const exitCode = h.exitCode
-  const info = { pid: h.pid, command: h.command, running: exitCode === undefined }
-  if (exitCode !== undefined) info.exitCode = exitCode
-  return info
-}
 
 class ProcessHandle extends ProcessView {
   /** @internal */
@@ -115,18 +108,12 @@ class ProcessHandle extends ProcessView {
 
   _resultOf(exit) {
     if (this._result) return { ...this._result }
-    const exitCode = mastraExitCode(exit)
+    const end = ending(exit, { timeoutMs: this._core.timeout })
     const out = this._core.native.retainedOutput()
-    const result = {
-      success: exitCode === 0,
-      exitCode,
-      stdout: out.stdout,
-      stderr: exit.timedOut ? out.stderr + this._core.timeoutNote() : out.stderr,
-      executionTimeMs: exit.afterMs,
-    }
-    if (exit.timedOut) result.timedOut = true
-    // Mastra reports a timeout as killed too (its timeout is a kill).
-    if (exitCode === 128 || exit.timedOut) result.killed = true
+    const result = commandResult(end, out.stdout, out.stderr + end.note)
+    // This face's documented result names `timedOut` and `killed` only when they hold.
+    if (!result.timedOut) delete result.timedOut
+    if (!result.killed) delete result.killed
     if (out.stdoutDroppedBytes > 0) {
       result.stdoutTruncated = true
       result.stdoutDroppedBytes = out.stdoutDroppedBytes
@@ -198,4 +185,4 @@ class ProcessHandle extends ProcessView {
 
 traceMethods(ProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin'])
 
-module.exports = { ProcessHandle, processInfo }
+module.exports = { ProcessHandle }

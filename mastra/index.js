@@ -27,7 +27,7 @@ const {
   SandboxAccessError,
 } = require('../lib/errors.js')
 const { defineMastraClasses } = require('./define-classes.js')
-const { shellQuote } = require('./sandbox.js')
+const { shellQuote } = require('../lib/mastra-rules.js')
 
 // ---- CommonJS entry: the CommonJS build of @mastra/core/workspace, loaded on first use ----------
 

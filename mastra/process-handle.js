@@ -2,8 +2,7 @@
 // NativeProcessHandle: Mastra's ProcessHandle over one procvisor process core.
 
 const { ProcessHandle: CoreProcessHandle } = require('../lib/handle.js')
-const { mastraExitCode } = require('../lib/core.js')
-const { ProcessStdinUnavailableError } = require('../lib/errors.js')
+const { ending, commandResult, checkStdin, stdinModeOf } = require('../lib/mastra-rules.js')
 const { traceMethods } = require('../lib/trace.js')
 
 /** Builds NativeProcessHandle over Mastra's `ProcessHandle`. */
@@ -22,7 +21,7 @@ function defineNativeProcessHandle(ProcessHandle) {
       this.exitCode = undefined
       this._core = undefined
       this._view = undefined
-      this._stdinMode = o.stdinMode === 'ignore' ? 'ignore' : 'pipe'
+      this._stdinMode = stdinModeOf(o.stdinMode)
       this._waitPromise = undefined
       /** @internal The sandbox lifetime (ms) whose end is killing this process, once it does. */
       this._lifetimeMs = undefined
@@ -47,23 +46,10 @@ function defineNativeProcessHandle(ProcessHandle) {
 
     /** @internal Resolves after the last chunk reached the listeners. */
     _settle(exit) {
-      // Killed by the end of the sandbox's lifetime: a timeout too, reported as Mastra reports
-      // its per-command one (124, timedOut, a note on stderr), with a note that says which.
-      const lifetime = !exit.timedOut && this._lifetimeMs !== undefined && exit.signal !== undefined && exit.signal !== null
-      if (exit.timedOut) this.emitStderr(this._core.timeoutNote())
-      else if (lifetime) this.emitStderr(`\nProcess killed: the sandbox's lifetime (timeoutMs) of ${this._lifetimeMs} ms ended`)
-      this.exitCode = lifetime ? 124 : mastraExitCode(exit)
-      const timedOut = exit.timedOut || lifetime
-      return {
-        success: this.exitCode === 0,
-        exitCode: this.exitCode,
-        stdout: this.stdout,
-        stderr: this.stderr,
-        executionTimeMs: exit.afterMs,
-        // Mastra reports a timeout as killed too (its timeout is a kill).
-        killed: this.exitCode === 128 || timedOut,
-        timedOut,
-      }
+      const end = ending(exit, { timeoutMs: this._core.timeout, lifetimeMs: this._lifetimeMs })
+      if (end.note) this.emitStderr(end.note)
+      this.exitCode = end.exitCode
+      return commandResult(end, this.stdout, this.stderr)
     }
 
     /** Resolves once the process exited and its output is drained; the same result every call. */
@@ -98,10 +84,7 @@ function defineNativeProcessHandle(ProcessHandle) {
     }
 
     _stdinCheck() {
-      this._core.assertNotExited(this.pid)
-      if (this._stdinMode === 'ignore') {
-        throw new ProcessStdinUnavailableError(`Process ${this.pid} does not have stdin available`)
-      }
+      checkStdin(this.pid, this.exitCode ?? this._core.exitCode(), this._stdinMode)
     }
   }
 

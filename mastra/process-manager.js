@@ -3,7 +3,7 @@
 // a persistent sandbox, through its supervisor).
 
 const path = require('node:path')
-const { processInfo } = require('../lib/handle.js')
+const { processInfo } = require('../lib/mastra-rules.js')
 const { launch, listenersOf } = require('../lib/core.js')
 const { request } = require('../lib/manager.js')
 const { ProcessNotFoundError } = require('../lib/errors.js')
@@ -72,7 +72,7 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
         const conn = this.sandbox._conn
         return conn ? conn.call('list') : []
       }
-      return [...this._tracked.values()].map(processInfo)
+      return [...this._tracked.values()].map((h) => processInfo(h))
     }
 
     /**

@@ -9,15 +9,11 @@ const { checkId } = require('../lib/persistent/location.js')
 const { binding } = require('../lib/native.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/paths.js')
 const { traceMethods } = require('../lib/trace.js')
+const { shellQuote } = require('../lib/mastra-rules.js')
 const { RunningSandbox, runningSandboxes, LifetimeMethods } = require('./lifetime.js')
 const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
 const { SupervisorMethods } = require('./backends/remote.js')
 
-/** Mastra's `shellQuote` (not exported by @mastra/core): safe words pass, the rest is single-quoted. */
-function shellQuote(arg) {
-  if (/^[a-zA-Z0-9._\-/=:@]+$/.test(arg)) return arg
-  return `'${arg.replace(/'/g, "'\\''")}'`
-}
 
 /** Adds the methods of `from` (a class of methods that use no `super`) to `Class`, as its own. */
 function addMethods(Class, from) {
@@ -280,4 +276,4 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
   return NativeLocalSandbox
 }
 
-module.exports = { defineNativeLocalSandbox, shellQuote }
+module.exports = { defineNativeLocalSandbox }

@@ -3,7 +3,8 @@
 // Processes API views whose every call goes to the sandbox's supervisor.
 
 const errors = require('../errors')
-const { checkSignal, describe } = require('../util')
+const { checkSignal } = require('../util')
+const rules = require('../mastra-rules')
 const { binding } = require('../native')
 const { traceMethods } = require('../trace')
 
@@ -160,7 +161,7 @@ function defineRemoteHandle(ProcessHandle) {
       this._pid = String(answer.pid)
       this.command = answer.command
       this.exitCode = undefined
-      this._stdinMode = answer.stdinMode === 'ignore' ? 'ignore' : 'pipe'
+      this._stdinMode = rules.stdinModeOf(answer.stdinMode)
       this._view = new RemoteProcessView(conn, this._pid)
       this._waitPromise = new Promise((resolve, reject) => {
         this._settle = resolve
@@ -198,7 +199,7 @@ function defineRemoteHandle(ProcessHandle) {
       this.exitCode = result.exitCode
       this._conn.subscribers.delete(this._pid)
       this._conn.removeListener('gone', this._onGone)
-      this._settle({ ...result, stdout: this.stdout, stderr: this.stderr })
+      this._settle(rules.commandResult(result, this.stdout, this.stderr))
     }
 
     /** Resolves once the process exited and its output arrived; rejects if the supervisor is lost first. */
@@ -221,9 +222,7 @@ function defineRemoteHandle(ProcessHandle) {
 
     async sendStdin(data) {
       this._stdinCheck()
-      if (typeof data !== 'string' && !Buffer.isBuffer(data) && !(data instanceof Uint8Array)) {
-        throw errors.invalidOption(`stdin data must be a string or bytes, got ${describe(data)}`)
-      }
+      rules.checkStdinData(data)
       await this._view.sendStdin(data)
     }
 
@@ -238,10 +237,7 @@ function defineRemoteHandle(ProcessHandle) {
 
     _stdinCheck() {
       if (this._conn.lostError) throw this._conn.lostError
-      if (this.exitCode !== undefined) {
-        throw new errors.ProcessAlreadyExitedError(`Process ${this._pid} has already exited with code ${this.exitCode}`)
-      }
-      if (this._stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${this._pid} does not have stdin available`)
+      rules.checkStdin(this._pid, this.exitCode, this._stdinMode)
     }
   }
   traceMethods(RemoteProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin', 'resize'])
