@@ -152,6 +152,8 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
   /**
    * Every tracked process, running or exited, with its `command`. In a persistent sandbox:
    * every process of its supervisor, whichever Node process started it (`[]` while not attached).
+   * Of the exited ones neither released nor read, the newest 1000 are kept (in this Node process
+   * and in the supervisor alike); older ones are forgotten, and `get()` no longer finds them.
    */
   list(): Promise<ProcessInfo[]>
   /**

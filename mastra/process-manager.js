@@ -3,7 +3,7 @@
 // a persistent sandbox, through its supervisor).
 
 const path = require('node:path')
-const { processInfo } = require('../lib/mastra-rules.js')
+const { processInfo, pruneExited } = require('../lib/mastra-rules.js')
 const { launch, listenersOf } = require('../lib/core.js')
 const { request } = require('../lib/manager.js')
 const { ProcessNotFoundError } = require('../lib/errors.js')
@@ -61,8 +61,7 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
       const req = request(command, launchOptions, [envStrings(env)], wd, containment())
       handle._attach(await launch('shell', req, { command }, listeners))
-      this._tracked.set(handle.pid, handle)
-      return handle
+      return this._track(handle)
     }
 
     /** Every tracked process, running or exited (until released or read once after exit). */
@@ -115,7 +114,15 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       await conn.call('spawn', args, (answer) => {
         handle = new RemoteProcessHandle(o, conn, answer)
       })
-      this._tracked.set(handle.pid, handle)
+      return this._track(handle)
+    }
+
+    /** @internal Tracks a spawned handle; at each exit, the oldest exited ones beyond the limit go. */
+    _track(handle) {
+      const tracked = this._tracked
+      tracked.set(handle.pid, handle)
+      const prune = () => pruneExited(tracked.values(), (h) => h.exitCode !== undefined, (h) => tracked.delete(h.pid))
+      handle._waitPromise.then(prune, () => {})
       return handle
     }
   }

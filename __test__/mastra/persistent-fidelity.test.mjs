@@ -43,4 +43,25 @@ describe('a persistent sandbox gives the results a local one gives', { timeout: 
     assert.equal(results[0][0].timedOut, false)
     assert.deepEqual(results[1], results[0])
   })
+
+  it('both keep the newest 1000 exited processes for list() and get(), and forget older ones', async () => {
+    const local = make({ workingDirectory: path.join(tmp, 'local-many') })
+    const remote = make({ id: freshId(), workingDirectory: path.join(tmp, 'remote-many'), persistent: true })
+    for (const sb of [local, remote]) {
+      const first = await sb.processes.spawn('true', { stdinMode: 'ignore' })
+      await first.wait()
+      const pids = [first.pid]
+      // Then 1000 more, 50 at a time.
+      for (let i = 0; i < 20; i++) {
+        const batch = await Promise.all(Array.from({ length: 50 }, () => sb.processes.spawn('true', { stdinMode: 'ignore' })))
+        await Promise.all(batch.map((h) => h.wait()))
+        pids.push(...batch.map((h) => h.pid))
+      }
+      const listed = (await sb.processes.list()).map((p) => p.pid)
+      assert.equal(listed.length, 1000, `${sb.persistent ? 'persistent' : 'local'}: ${listed.length} listed`)
+      assert.ok(!listed.includes(pids[0]), 'the oldest is forgotten')
+      assert.equal(await sb.processes.get(pids[0]), undefined)
+      assert.equal((await sb.processes.get(pids[1000])).exitCode, 0)
+    }
+  })
 })
