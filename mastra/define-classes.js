@@ -2,7 +2,6 @@
 // Builds procvisor's Mastra classes over one `@mastra/core/workspace` module namespace: both
 // entries (index.js, index.mjs) call it, each with its own build of Mastra.
 
-const { defineRemoteHandle } = require('../lib/persistent/handles.js')
 const { defineNativeProcessHandle } = require('./process-handle.js')
 const { defineNativeProcessManager } = require('./process-manager.js')
 const { defineNativeLocalSandbox } = require('./sandbox.js')
@@ -18,8 +17,7 @@ function defineMastraClasses(workspace) {
     throw new TypeError('procvisor/mastra: expected the @mastra/core/workspace module (ProcessHandle, SandboxProcessManager, LocalSandbox)')
   }
   const NativeProcessHandle = defineNativeProcessHandle(ProcessHandle)
-  const RemoteProcessHandle = defineRemoteHandle(ProcessHandle)
-  const NativeProcessManager = defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle, RemoteProcessHandle })
+  const NativeProcessManager = defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle })
   const NativeLocalSandbox = defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativeProcessHandle })
 
   return { NativeProcessHandle, NativeProcessManager, NativeLocalSandbox, LocalSandbox: NativeLocalSandbox }

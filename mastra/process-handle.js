@@ -1,60 +1,79 @@
 'use strict'
-// NativeProcessHandle: Mastra's ProcessHandle over one procvisor process core.
+// NativeProcessHandle: Mastra's ProcessHandle over one procvisor process, whichever side runs it:
+// this Node process (backends/local.js) or a persistent sandbox's supervisor (backends/remote.js).
+// The handle applies Mastra's rules (lib/mastra-rules.js); the process it is attached to feeds
+// it output and the end, and its `nativeHandle` (procvisor's API of the same process) does the rest.
 
-const { ProcessHandle: CoreProcessHandle } = require('../lib/handle.js')
-const { ending, commandResult, checkStdin, stdinModeOf } = require('../lib/mastra-rules.js')
+const { binding } = require('../lib/native.js')
+const { commandResult, checkStdin, checkStdinData, stdinModeOf } = require('../lib/mastra-rules.js')
 const { traceMethods } = require('../lib/trace.js')
 
 /** Builds NativeProcessHandle over Mastra's `ProcessHandle`. */
 function defineNativeProcessHandle(ProcessHandle) {
   /**
-   * Mastra `ProcessHandle` over one procvisor process core. Output reaches Mastra's `emitStdout` /
+   * Mastra `ProcessHandle` over one procvisor process. Output reaches Mastra's `emitStdout` /
    * `emitStderr` already decoded (a UTF-8 character split across reads arrives whole), and
    * Mastra's base class retains it, calls the listeners and feeds `reader`.
+   *
+   * The process it is attached to (`_process`), local or remote, has the same members: `pid`,
+   * `nativeHandle`, `feed(handle)` (output and the end from now on, through `emitStdout`,
+   * `emitStderr`, `_ended` and `_lost`), `whileWaiting(promise)` and `check()` (throws when the
+   * process can no longer be reached).
    */
   class NativeProcessHandle extends ProcessHandle {
-    /** @internal Created by NativeProcessManager.spawn. */
+    /** @internal Created by NativeProcessManager's spawn and get. */
     constructor(options) {
       const o = options || {}
       super(o) // validates maxRetainedBytes, registers spawn-time listeners, wraps wait()
       /** Exit code; `undefined` while running and until all output has been delivered. */
       this.exitCode = undefined
-      this._core = undefined
-      this._view = undefined
+      this._process = undefined
       this._stdinMode = stdinModeOf(o.stdinMode)
-      this._waitPromise = undefined
+      this._waitPromise = new Promise((resolve, reject) => {
+        this._resolveWait = resolve
+        this._rejectWait = reject
+      })
+      // A wait() that nobody makes must not be an unhandled rejection when the process is lost.
+      this._waitPromise.catch(() => {})
       /** @internal The sandbox lifetime (ms) whose end is killing this process, once it does. */
       this._lifetimeMs = undefined
     }
 
-    /** The OS pid (also the process group id), in decimal. */
+    /** The OS pid (also the process group id), in decimal, on the side that runs the process. */
     get pid() {
-      return this._core ? String(this._core.pid) : ''
+      return this._process ? this._process.pid : ''
     }
 
-    /** procvisor's own view of the same process (waitForPort, waitForLog, logs, signals). */
+    /** procvisor's own API of the same process (waitForPort, waitForLog, logs, signals). */
     get nativeHandle() {
-      if (!this._view && this._core) this._view = new CoreProcessHandle(this._core)
-      return this._view
+      return this._process?.nativeHandle
     }
 
-    /** @internal */
-    _attach(core) {
-      this._core = core
-      this._waitPromise = core.finish().then((exit) => this._settle(exit))
+    /** @internal Binds the handle to its process, which feeds it from then on. */
+    _attach(process) {
+      this._process = process
+      process.feed(this)
     }
 
-    /** @internal Resolves after the last chunk reached the listeners. */
-    _settle(exit) {
-      const end = ending(exit, { timeoutMs: this._core.timeout, lifetimeMs: this._lifetimeMs })
-      if (end.note) this.emitStderr(end.note)
+    /**
+     * @internal The process ended and all its output was emitted (a note on stderr included):
+     * `end` is Mastra's account of it (`ending` of lib/mastra-rules.js).
+     */
+    _ended(end) {
+      if (this.exitCode !== undefined) return
       this.exitCode = end.exitCode
-      return commandResult(end, this.stdout, this.stderr)
+      this._resolveWait(commandResult(end, this.stdout, this.stderr))
+    }
+
+    /** @internal The process can no longer be reached (its supervisor is gone): wait() rejects. */
+    _lost(error) {
+      this._rejectWait(error)
     }
 
     /** Resolves once the process exited and its output is drained; the same result every call. */
     async wait() {
-      return this._waitPromise
+      if (this.exitCode !== undefined) return this._waitPromise
+      return this._process.whileWaiting(this._waitPromise)
     }
 
     /**
@@ -62,6 +81,8 @@ function defineNativeProcessHandle(ProcessHandle) {
      * without waiting for the exit. procvisor extension: a numeric signal (1–64) sends that instead.
      */
     async kill(signal) {
+      // A bad signal is refused whether or not the process is still running.
+      if (signal !== undefined) binding.checkSignal(signal)
       if (this.exitCode !== undefined) return false
       return this.nativeHandle.kill(signal)
     }
@@ -69,6 +90,7 @@ function defineNativeProcessHandle(ProcessHandle) {
     /** Writes to stdin; resolves once written. Writes stay in order. */
     async sendStdin(data) {
       this._stdinCheck()
+      checkStdinData(data)
       await this.nativeHandle.sendStdin(data)
     }
 
@@ -84,7 +106,8 @@ function defineNativeProcessHandle(ProcessHandle) {
     }
 
     _stdinCheck() {
-      checkStdin(this.pid, this.exitCode ?? this._core.exitCode(), this._stdinMode)
+      this._process.check()
+      checkStdin(this.pid, this.exitCode, this._stdinMode)
     }
   }
 

@@ -1,20 +1,14 @@
 'use strict'
-// NativeProcessManager: Mastra's SandboxProcessManager, starting processes with procvisor (or, in
-// a persistent sandbox, through its supervisor).
+// NativeProcessManager: Mastra's SandboxProcessManager on procvisor. It works out what a spawn
+// runs (command line, working directory, environment, isolation) and tracks the handles; a
+// backend runs the processes: this Node process (backends/local.js) or, in a persistent
+// sandbox, its supervisor (backends/remote.js).
 
-const path = require('node:path')
-const { processInfo, pruneExited } = require('../lib/mastra-rules.js')
-const { launch, listenersOf } = require('../lib/core.js')
-const { request } = require('../lib/manager.js')
-const { ProcessNotFoundError } = require('../lib/errors.js')
-const { binding } = require('../lib/native.js')
+const { pruneExited } = require('../lib/mastra-rules.js')
 const { sandboxDirectory, commandCwd } = require('../lib/paths.js')
 const { traceMethods } = require('../lib/trace.js')
-
-/** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
-function containment() {
-  return binding.resolveContainment('auto')
-}
+const { local } = require('./backends/local.js')
+const { remote } = require('./backends/remote.js')
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
 function envStrings(env) {
@@ -23,8 +17,8 @@ function envStrings(env) {
   return out
 }
 
-/** Builds NativeProcessManager over Mastra's `SandboxProcessManager` and the two handle classes. */
-function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle, RemoteProcessHandle }) {
+/** Builds NativeProcessManager over Mastra's `SandboxProcessManager` and NativeProcessHandle. */
+function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle }) {
   /**
    * Mastra `SandboxProcessManager` on procvisor. Mastra's base class wraps `spawn` / `list` / `get`
    * (ensureRunning, the `setEnv` overlay, abort signals, prune-on-read) and provides `kill` and
@@ -36,8 +30,8 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
     async spawn(command, options) {
       const o = options || {}
       const sandbox = this.sandbox
-      const wd = sandboxDirectory(sandbox)
-      const cwd = commandCwd(wd, o.cwd)
+      const workingDirectory = sandboxDirectory(sandbox)
+      const cwd = commandCwd(workingDirectory, o.cwd)
       const env =
         sandbox && typeof sandbox.buildEnv === 'function'
           ? sandbox.buildEnv(o.env)
@@ -47,31 +41,17 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
         const wrapped = sandbox.wrapCommandForIsolation(command)
         argv = [wrapped.command, ...wrapped.args]
       }
-
-      if (sandbox && sandbox._persistent) return this._spawnRemote(command, o, { argv, cwd, env: envStrings(env) })
-      const handle = new NativeProcessHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
-      const launchOptions = {
-        argv,
-        cwd,
-        timeout: o.timeout ? o.timeout : undefined,
-        stdinMode: o.stdinMode === 'ignore' ? 'ignore' : 'pipe',
-        maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
-        pty: o.pty,
-      }
-      const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
-      const req = request(command, launchOptions, [envStrings(env)], wd, containment())
-      handle._attach(await launch('shell', req, { command }, listeners))
+      const handle = this._newHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
+      await this._backend().spawn(this, handle, command, { argv, cwd, env: envStrings(env), workingDirectory, options: o })
       return this._track(handle)
     }
 
-    /** Every tracked process, running or exited (until released or read once after exit). */
+    /**
+     * Every tracked process, running or exited (until released or read once after exit); in a
+     * persistent sandbox, every process of its supervisor.
+     */
     async list() {
-      if (this.sandbox && this.sandbox._persistent) {
-        // Not attached (never started, stopped, detached): nothing of the sandbox is known here.
-        const conn = this.sandbox._conn
-        return conn ? conn.call('list') : []
-      }
-      return [...this._tracked.values()].map((h) => processInfo(h))
+      return this._backend().list(this)
     }
 
     /**
@@ -79,45 +59,26 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
      * started (or this one, before a restart), with its retained output.
      */
     async get(pid) {
-      const tracked = this._tracked.get(pid)
-      if (tracked || !(this.sandbox && this.sandbox._persistent)) return tracked
-      const conn = this.sandbox._connection()
-      let handle
-      try {
-        await conn.call('attach', { pid: String(pid) }, (answer) => {
-          // The retention the process was spawned with, so the handle keeps all the supervisor sent.
-          const kept = answer.maxRetainedBytes === 'Infinity' ? Infinity : answer.maxRetainedBytes
-          handle = new RemoteProcessHandle(typeof kept === 'number' ? { maxRetainedBytes: kept } : {}, conn, answer)
-        })
-      } catch (e) {
-        if (e instanceof ProcessNotFoundError) return undefined
-        throw e
-      }
-      this._tracked.set(handle.pid, handle)
-      return handle
+      return this._backend().get(this, pid)
     }
 
     /** Mastra's release; a persistent sandbox's supervisor forgets the process too once it exited. */
     release(pid) {
       super.release(pid)
-      const conn = this.sandbox && this.sandbox._persistent ? this.sandbox._conn : undefined
-      if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+      this._backend().release(this, pid)
     }
 
-    /** @internal A spawn in a persistent sandbox: the supervisor starts it, this process watches. */
-    async _spawnRemote(command, o, spec) {
-      const conn = this.sandbox._connection()
-      const retained = o.maxRetainedBytes === Infinity ? 'Infinity' : o.maxRetainedBytes
-      let handle
-      // Resolved here, against this Node process's directory: the supervisor's is another.
-      const args = { command, ...spec, cwd: path.resolve(spec.cwd), timeout: o.timeout ? o.timeout : undefined, stdinMode: o.stdinMode, pty: o.pty, maxRetainedBytes: retained }
-      await conn.call('spawn', args, (answer) => {
-        handle = new RemoteProcessHandle(o, conn, answer)
-      })
-      return this._track(handle)
+    /** @internal Where the processes run: the sandbox's supervisor when it is persistent, else here. */
+    _backend() {
+      return this.sandbox && this.sandbox._persistent ? remote : local
     }
 
-    /** @internal Tracks a spawned handle; at each exit, the oldest exited ones beyond the limit go. */
+    /** @internal A handle not yet attached to a process. */
+    _newHandle(options) {
+      return new NativeProcessHandle(options)
+    }
+
+    /** @internal Tracks a handle; at each exit, the oldest exited ones beyond the limit go. */
     _track(handle) {
       const tracked = this._tracked
       tracked.set(handle.pid, handle)

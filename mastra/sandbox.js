@@ -163,7 +163,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
         // Marked just before Mastra's stop kills them, and only those still running then: an
         // earlier end is the process's own.
         for (const handle of running.tracked.values()) {
-          if (handle instanceof NativeProcessHandle && handle._core && handle._core.exitCode() === undefined) handle._lifetimeMs = running.timeoutMs
+          if (handle instanceof NativeProcessHandle && handle._process?.running) handle._lifetimeMs = running.timeoutMs
         }
       }
       await super.stop()

@@ -1,10 +1,9 @@
 'use strict'
-// The processes of a persistent sandbox as this Node process sees them: Mastra handles and
-// Processes API views whose every call goes to the sandbox's supervisor.
+// The processes of a persistent sandbox as this Node process sees them: procvisor's API of each
+// (a NativeProcessHandle's `nativeHandle`), whose every call goes to the sandbox's supervisor.
 
 const errors = require('../errors')
 const { checkSignal } = require('../util')
-const rules = require('../mastra-rules')
 const { binding } = require('../native')
 const { traceMethods } = require('../trace')
 
@@ -110,7 +109,8 @@ class RemoteProcessView {
   }
 
   kill(signal) {
-    if (signal !== undefined) binding.checkSignal(signal)
+    if (signal === undefined) return this._call('kill')
+    binding.checkSignal(signal)
     return this._call('kill', signal)
   }
 
@@ -148,102 +148,6 @@ class RemoteProcessView {
   }
 }
 
-/**
- * Builds the Mastra handle class over Mastra's own `ProcessHandle`, whose base retains the text,
- * calls the listeners and feeds `reader` from what `emitStdout` / `emitStderr` are given.
- */
-function defineRemoteHandle(ProcessHandle) {
-  class RemoteProcessHandle extends ProcessHandle {
-    /** @internal Created by the sandbox's process manager from the supervisor's answer. */
-    constructor(options, conn, answer) {
-      super(options)
-      this._conn = conn
-      this._pid = String(answer.pid)
-      this.command = answer.command
-      this.exitCode = undefined
-      this._stdinMode = rules.stdinModeOf(answer.stdinMode)
-      this._view = new RemoteProcessView(conn, this._pid)
-      this._waitPromise = new Promise((resolve, reject) => {
-        this._settle = resolve
-        this._fail = reject
-      })
-      // A wait() that nobody makes must not be an unhandled rejection when the supervisor goes.
-      this._waitPromise.catch(() => {})
-      this._onGone = (e) => this._fail(e)
-      conn.once('gone', this._onGone)
-      conn.subscribers.set(this._pid, (m) => this._event(m))
-      if (answer.stdout) this.emitStdout(answer.stdout)
-      if (answer.stderr) this.emitStderr(answer.stderr)
-      if (answer.result) this._exit(answer.result)
-    }
-
-    /** The OS pid on the sandbox's side, in decimal. */
-    get pid() {
-      return this._pid
-    }
-
-    /** The Processes API view of the same process, served by the supervisor. */
-    get nativeHandle() {
-      return this._view
-    }
-
-    _event(m) {
-      if (m.kind === 'out') {
-        if (m.stream === 0) this.emitStdout(m.data)
-        else this.emitStderr(m.data)
-      } else if (m.kind === 'exit') this._exit(m.result)
-    }
-
-    _exit(result) {
-      if (this.exitCode !== undefined) return
-      this.exitCode = result.exitCode
-      this._conn.subscribers.delete(this._pid)
-      this._conn.removeListener('gone', this._onGone)
-      this._settle(rules.commandResult(result, this.stdout, this.stderr))
-    }
-
-    /** Resolves once the process exited and its output arrived; rejects if the supervisor is lost first. */
-    async wait() {
-      if (this.exitCode !== undefined) return this._waitPromise
-      const release = this._conn.hold()
-      try {
-        return await this._waitPromise
-      } finally {
-        release()
-      }
-    }
-
-    /** SIGKILL to the process's tree (or a numeric signal, 1–64); `false` once it has exited. */
-    async kill(signal) {
-      if (signal !== undefined) binding.checkSignal(signal)
-      if (this.exitCode !== undefined) return false
-      return this._conn.call('kill', { pid: this._pid, signal })
-    }
-
-    async sendStdin(data) {
-      this._stdinCheck()
-      rules.checkStdinData(data)
-      await this._view.sendStdin(data)
-    }
-
-    async closeStdin() {
-      this._stdinCheck()
-      await this._view.closeStdin()
-    }
-
-    async resize(cols, rows) {
-      return this._view.resize(cols, rows)
-    }
-
-    _stdinCheck() {
-      if (this._conn.lostError) throw this._conn.lostError
-      rules.checkStdin(this._pid, this.exitCode, this._stdinMode)
-    }
-  }
-  traceMethods(RemoteProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin', 'resize'])
-  return RemoteProcessHandle
-}
-
 traceMethods(RemoteProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize', 'sendStdin', 'closeStdin'])
 
-module.exports = { RemoteProcessView, defineRemoteHandle }
+module.exports = { RemoteProcessView }

@@ -1,11 +1,124 @@
 'use strict'
-// A persistent NativeLocalSandbox's side of its supervisor: finding, starting, attaching to and
-// ending it, and letting go of it (`detach()`).
+// The remote backend: a persistent NativeLocalSandbox's side of its supervisor. The processes
+// run under the supervisor; this Node process starts, lists and attaches to them over the
+// connection (NativeProcessManager's spawn, list, get and release), and the sandbox finds,
+// starts, attaches to, ends and lets go of (`detach()`) the supervisor itself.
 
 const path = require('node:path')
-const { SandboxSupervisorLostError, invalidOption } = require('../../lib/errors.js')
+const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/errors.js')
 const { findSupervisor } = require('../../lib/persistent/client.js')
 const { socketPath } = require('../../lib/persistent/location.js')
+const { RemoteProcessView } = require('../../lib/persistent/handles.js')
+const { stdinModeOf } = require('../../lib/mastra-rules.js')
+
+/** `maxRetainedBytes` as it crosses the socket, and back: JSON has no Infinity. */
+const toWire = (bytes) => (bytes === Infinity ? 'Infinity' : bytes)
+const fromWire = (bytes) => (bytes === 'Infinity' ? Infinity : bytes)
+
+/**
+ * One process of the sandbox's supervisor under a NativeProcessHandle of this Node process,
+ * made from the supervisor's answer to `spawn` or `attach` (the process, the text it kept, its
+ * result once exited).
+ */
+class RemoteProcess {
+  constructor(conn, answer) {
+    this.conn = conn
+    this.pid = String(answer.pid)
+    this.nativeHandle = new RemoteProcessView(conn, this.pid)
+    this._answer = answer
+  }
+
+  /** Runs as the answer is read, before any later frame: the handle misses no event. */
+  feed(handle) {
+    const { conn, pid } = this
+    const answer = this._answer
+    this._answer = undefined
+    const onGone = (error) => handle._lost(error)
+    const end = (result) => {
+      conn.subscribers.delete(pid)
+      conn.removeListener('gone', onGone)
+      handle._ended(result)
+    }
+    conn.once('gone', onGone)
+    conn.subscribers.set(pid, (m) => {
+      if (m.kind === 'out') {
+        if (m.stream === 0) handle.emitStdout(m.data)
+        else handle.emitStderr(m.data)
+      } else if (m.kind === 'exit') end(m.result)
+    })
+    if (answer.stdout) handle.emitStdout(answer.stdout)
+    if (answer.stderr) handle.emitStderr(answer.stderr)
+    if (answer.result) end(answer.result)
+  }
+
+  /** Keeps Node alive (the connection referenced) while a wait() is pending. */
+  whileWaiting(promise) {
+    const release = this.conn.hold()
+    return promise.finally(release)
+  }
+
+  check() {
+    if (this.conn.lostError) throw this.conn.lostError
+  }
+}
+
+/** NativeProcessManager's spawn, list, get and release in a persistent sandbox. */
+const remote = {
+  /** The supervisor starts `command`; `handle` gets its output from the first byte. */
+  async spawn(manager, handle, command, spec) {
+    const conn = manager.sandbox._connection()
+    const o = spec.options
+    const args = {
+      command,
+      argv: spec.argv,
+      // Resolved here, against this Node process's directory: the supervisor's is another.
+      cwd: path.resolve(spec.cwd),
+      env: spec.env,
+      timeout: o.timeout ? o.timeout : undefined,
+      stdinMode: stdinModeOf(o.stdinMode),
+      pty: o.pty,
+      maxRetainedBytes: toWire(o.maxRetainedBytes),
+    }
+    await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer)))
+  },
+
+  /** Every process of the supervisor, whichever Node process started it. */
+  async list(manager) {
+    // Not attached (never started, stopped, detached): nothing of the sandbox is known here.
+    const conn = manager.sandbox._conn
+    return conn ? conn.call('list') : []
+  },
+
+  /**
+   * A tracked handle, or one made for a process that another Node process started (or this
+   * one, before a restart), with the text the supervisor kept.
+   */
+  async get(manager, pid) {
+    const tracked = manager._tracked.get(pid)
+    if (tracked) return tracked
+    const conn = manager.sandbox._connection()
+    let handle
+    try {
+      await conn.call('attach', { pid: String(pid) }, (answer) => {
+        // The retention the process was spawned with, so the handle keeps all the supervisor sent.
+        const kept = fromWire(answer.maxRetainedBytes)
+        handle = manager._newHandle({ ...(typeof kept === 'number' && { maxRetainedBytes: kept }), stdinMode: answer.stdinMode })
+        handle.command = answer.command
+        handle._attach(new RemoteProcess(conn, answer))
+      })
+    } catch (e) {
+      if (e instanceof ProcessNotFoundError) return undefined
+      throw e
+    }
+    return manager._track(handle)
+  },
+
+  /** The supervisor forgets the process too, once it exited. */
+  release(manager, pid) {
+    const conn = manager.sandbox._conn
+    if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+  },
+}
 
 /** The sandbox methods that speak to its supervisor (added to NativeLocalSandbox). */
 class SupervisorMethods {
@@ -76,4 +189,4 @@ class SupervisorMethods {
   }
 }
 
-module.exports = { SupervisorMethods }
+module.exports = { remote, RemoteProcess, SupervisorMethods }
