@@ -157,7 +157,9 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    */
   list(): Promise<ProcessInfo[]>
   /**
-   * A tracked handle (Mastra's rule: an exited one is pruned on read). In a persistent sandbox,
+   * A tracked handle (Mastra's rule: an exited one is pruned on read; in a persistent sandbox the
+   * supervisor forgets it then too, so `list()` leaves it out in every attached Node process, as
+   * for a released one). In a persistent sandbox,
    * also a process another Node process started, or this one before a restart: the handle
    * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
    * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,

@@ -44,6 +44,20 @@ describe('a persistent sandbox gives the results a local one gives', { timeout: 
     assert.deepEqual(results[1], results[0])
   })
 
+  it('list() leaves out a process that get() pruned (read once after its exit)', async () => {
+    const local = make({ workingDirectory: path.join(tmp, 'local-pruned') })
+    const remote = make({ id: freshId(), workingDirectory: path.join(tmp, 'remote-pruned'), persistent: true })
+    for (const sb of [local, remote]) {
+      const kept = await sb.processes.spawn('echo kept')
+      const read = await sb.processes.spawn('echo read')
+      await Promise.all([kept.wait(), read.wait()])
+      assert.equal((await sb.processes.get(read.pid)).stdout, 'read\n')
+      const listed = (await sb.processes.list()).map((p) => p.pid)
+      assert.deepEqual(listed, [kept.pid], sb.persistent ? 'persistent' : 'local')
+      assert.equal(await sb.processes.get(read.pid), undefined)
+    }
+  })
+
   it('both keep the newest 1000 exited processes for list() and get(), and forget older ones', async () => {
     const local = make({ workingDirectory: path.join(tmp, 'local-many') })
     const remote = make({ id: freshId(), workingDirectory: path.join(tmp, 'remote-many'), persistent: true })
