@@ -29,6 +29,8 @@ import type {
   SandboxCloneOptions,
   SandboxInfo,
   SandboxProcessManager,
+  SandboxStartOptions,
+  SandboxStartResult,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
 import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from '../index'
@@ -206,10 +208,12 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
   /**
    * The processes run under a supervisor process of the sandbox's own and outlive this Node
    * process, until `stop()`, `destroy()` or the end of the lifetime (`timeoutMs`, five minutes by
-   * default). The first `start()` starts the supervisor, detached (outcome `'created'`); a
+   * default). The first `start()` starts the supervisor, detached (`supervisor: 'started'`); a
    * `start()` in any later Node process of the same user, with the same `id` and working
-   * directory, attaches to it (outcome `'connected'`), and with another working directory throws
-   * `InvalidProcessOptionError` (one id is one sandbox). A Node process that exits, or
+   * directory, attaches to it (`outcome: 'connected'`, `supervisor: 'joined'`), and with another
+   * working directory throws `InvalidProcessOptionError` (one id is one sandbox). A start that
+   * starts the supervisor reports Mastra's outcome for the working directory: `'connected'` when
+   * it exists, `'created'` when it does not (see {@link NativeStartResult}). A Node process that exits, or
    * `detach()`, leaves the processes running; the connection keeps Node alive only while a call
    * or a `wait()` is pending.
    *
@@ -225,6 +229,21 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
    */
   persistent?: boolean
+}
+
+/**
+ * What `start()` of a {@link NativeLocalSandbox} resolves with: Mastra's `SandboxStartResult`
+ * (`outcome: 'connected'` when the working directory existed or a running sandbox was joined,
+ * `'created'` when the working directory was made), and with `persistent`, `supervisor`.
+ */
+export interface NativeStartResult extends SandboxStartResult {
+  /**
+   * Only with `persistent`: `'started'` when this start started the sandbox's supervisor,
+   * `'joined'` when one was serving already (started by another Node process or object, or
+   * this object was attached already). Independent of `outcome`: a supervisor started over an
+   * existing working directory is `{ outcome: 'connected', supervisor: 'started' }`.
+   */
+  supervisor?: 'started' | 'joined'
 }
 
 /** What the last capture or restore of a {@link NativeLocalSandbox} did. */
@@ -319,6 +338,13 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   readonly expiresAt: Date | undefined
   /** What the last capture or restore by this object did; `undefined` before the first. */
   readonly lastCheckpoint: NativeCheckpointReport | undefined
+  /**
+   * Mastra's `start()`: always resolves with the outcome ({@link NativeStartResult}), and with
+   * `persistent`, whether the supervisor was started or joined.
+   */
+  start(options?: SandboxStartOptions): Promise<NativeStartResult>
+  /** Mastra's `_start()`, the same as {@link NativeLocalSandbox.start}. */
+  _start(options?: SandboxStartOptions): Promise<NativeStartResult>
   /**
    * Mastra's built-in `executeCommand` over `this.processes`: args POSIX-quoted onto the command
    * line, stdin ignored, all output retained unless `maxRetainedBytes` is given, the handle

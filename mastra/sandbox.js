@@ -4,7 +4,7 @@
 // (backends/remote.js).
 
 const path = require('node:path')
-const { Connection, startSupervisor } = require('../lib/persistent/client.js')
+const { Connection } = require('../lib/persistent/client.js')
 const { checkId } = require('../lib/persistent/location.js')
 const { binding } = require('../lib/native.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/paths.js')
@@ -56,6 +56,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
       this._persistent = lifecycle.persistent
       /** @internal The connection to a persistent sandbox's supervisor while attached. */
       this._conn = undefined
+      /** @internal Whether the last acquisition started the supervisor or joined it. */
+      this._supervisorStart = undefined
     }
 
     /** Mastra's `setWorkingDirectory`, keeping the directory absolute (resolved against Node's cwd now). */
@@ -101,10 +103,11 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
 
     /**
      * Mastra's acquisition, with one more case: another object with this id and working directory
-     * is running in this Node process, and this one joins it (outcome `'connected'`).
+     * is running in this Node process, and this one joins it (outcome `'connected'`). A persistent
+     * sandbox finds the supervisor serving its id, else its working directory as Mastra does.
      */
     async find(options) {
-      if (this._persistent) return this._findSupervisor()
+      if (this._persistent) return (await this._findSupervisor()) ?? super.find(options)
       this._leaveRunning()
       const key = `${this.id}\0${this.workingDirectory}`
       const found = runningSandboxes.get(key)
@@ -118,8 +121,13 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
 
     async connect(handle, options) {
       if (handle instanceof Connection) {
-        this._attach(handle)
+        this._attach(handle, 'joined')
         return super.connect(this.workingDirectory, options)
+      }
+      if (this._persistent) {
+        // The working directory is there, no supervisor serves the id: one starts.
+        await super.connect(handle, options)
+        return this._startSupervisor()
       }
       if (handle instanceof RunningSandbox) {
         this._joinRunning(handle)
@@ -131,18 +139,23 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
     async create(options) {
       if (this._persistent) {
         await super.create(options)
-        return this._attach(await startSupervisor(this._supervisorConfig()))
+        return this._startSupervisor()
       }
       return this._leavingOnError(() => super.create(options))
     }
 
     /**
      * Mastra's start; a persistent sandbox whose supervisor was lost, or that was detached,
-     * attaches again (or starts a new supervisor) rather than report itself still running.
+     * attaches again (or starts a new supervisor) rather than report itself still running. A
+     * persistent sandbox's result also says whether this start started the supervisor or
+     * joined one that was serving (`supervisor`).
      */
     async _start(options) {
       if (this._persistent && this.status === 'running' && (!this._conn || this._conn.lostError)) this.status = 'stopped'
-      return super._start(options)
+      const running = this.status === 'running'
+      const result = await super._start(options)
+      if (!this._persistent || !result) return result
+      return { ...result, supervisor: running ? 'joined' : this._supervisorStart }
     }
 
 

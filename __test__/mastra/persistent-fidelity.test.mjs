@@ -4,6 +4,7 @@ import { after, afterEach, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import { LocalSandbox } from '@mastra/core/workspace'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { tempDir } from './helpers.mjs'
 import { freshId, sweep } from './persistent-common.mjs'
@@ -30,6 +31,22 @@ afterEach(async () => {
 after(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
 describe('a persistent sandbox gives the results a local one gives', { timeout: 30000 }, () => {
+  it("start() reports Mastra's outcome for the working directory, and the supervisor's start in a field of its own", async () => {
+    const existing = path.join(tmp, 'existing')
+    fs.mkdirSync(existing)
+    const missing = path.join(tmp, 'missing')
+    const mastra = new LocalSandbox({ workingDirectory: existing })
+    const expected = (await mastra._start()).outcome
+    await mastra._destroy()
+    assert.equal(expected, 'connected', "Mastra's LocalSandbox: an existing working directory is found")
+
+    const id = freshId()
+    assert.deepEqual(await make({ id, workingDirectory: existing, persistent: true }).start(), { outcome: 'connected', supervisor: 'started' })
+    assert.deepEqual(await make({ id, workingDirectory: existing, persistent: true }).start(), { outcome: 'connected', supervisor: 'joined' })
+    assert.deepEqual(await make({ id: freshId(), workingDirectory: missing, persistent: true }).start(), { outcome: 'created', supervisor: 'started' })
+    assert.deepEqual(await make({ workingDirectory: existing }).start(), { outcome: 'connected' }, 'no supervisor field without one')
+  })
+
   it('wait() and executeCommand() results carry killed and timedOut, false when neither happened', async () => {
     const local = make({ workingDirectory: path.join(tmp, 'local') })
     const remote = make({ id: freshId(), workingDirectory: path.join(tmp, 'remote'), persistent: true })

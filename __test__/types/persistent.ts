@@ -7,7 +7,9 @@ export async function persistentSandbox(): Promise<void> {
   const sb = new NativeLocalSandbox({ id: 'dev-server', workingDirectory: './ws', persistent: true, timeoutMs: 600_000 })
   const persistent: boolean = sb.persistent
   const supervisor: number | undefined = sb.supervisorPid
-  const outcome = (await sb.start())?.outcome
+  const { outcome, supervisor: how } = await sb.start()
+  const started: 'created' | 'connected' = outcome
+  const joined: 'started' | 'joined' | undefined = how
   const handle = await sb.processes.spawn('npm run dev')
   const again = await sb.processes.get(handle.pid)
   const text: string | undefined = again?.stdout
@@ -30,5 +32,5 @@ export async function persistentSandbox(): Promise<void> {
   const same: [typeof RootLost, typeof RootProtocol, typeof RootAccess] = [SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError]
   // @ts-expect-error persistent is a boolean
   new NativeLocalSandbox({ persistent: 'yes' })
-  void [persistent, supervisor, outcome, text, same]
+  void [persistent, supervisor, outcome, started, joined, text, same]
 }

@@ -4,6 +4,8 @@ import { SandboxSnapshotError as RootSnapshotError } from 'procvisor'
 
 export async function sandboxLifecycle(): Promise<void> {
   const sb = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', timeoutMs: 60_000, snapshotOnStop: true, checkpointName: 'base' })
+  const { outcome } = await sb.start()
+  const how: 'created' | 'connected' = outcome
   const at: Date | undefined = sb.expiresAt
   const ms: number | undefined = sb.timeoutMs
   const on: boolean = sb.snapshotOnStop
@@ -28,5 +30,5 @@ export async function sandboxLifecycle(): Promise<void> {
   new NativeLocalSandbox({ timeoutMs: '5s' })
   // @ts-expect-error snapshotOnStop is a boolean
   new NativeLocalSandbox({ snapshotOnStop: 'yes' })
-  void [at, ms, on, name, skipped, timeoutAt, clone, same]
+  void [how, at, ms, on, name, skipped, timeoutAt, clone, same]
 }

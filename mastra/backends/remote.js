@@ -6,7 +6,7 @@
 
 const path = require('node:path')
 const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/errors.js')
-const { findSupervisor } = require('../../lib/persistent/client.js')
+const { findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
 const { socketPath } = require('../../lib/persistent/location.js')
 const { RemoteProcessView } = require('../../lib/persistent/handles.js')
 const { stdinModeOf } = require('../../lib/mastra-rules.js')
@@ -165,10 +165,17 @@ class SupervisorMethods {
     return conn
   }
 
-  /** @internal */
-  _attach(conn) {
+  /** @internal Starts the supervisor (or joins one that won the race to start) and attaches. */
+  async _startSupervisor() {
+    const conn = await startSupervisor(this._supervisorConfig())
+    this._attach(conn, conn.startedHere ? 'started' : 'joined')
+  }
+
+  /** @internal `supervisor`: whether this acquisition started it (`'started'`) or joined it. */
+  _attach(conn, supervisor) {
     if (this._conn && this._conn !== conn) this._conn.close()
     this._conn = conn
+    this._supervisorStart = supervisor
     // Handles of an earlier connection speak to a supervisor this object no longer uses.
     this.processes._tracked = new Map()
     this.processes._dismissed = new Set()
