@@ -4,13 +4,12 @@
 // idempotent wait, kill, stdin, reader/writer), plus the Processes API's reading methods, since
 // both are views of the same process core.
 
-const { Writable } = require('node:stream')
 const errors = require('./errors')
 const { binding } = require('./native')
 const { ProcessCore, listenersOf } = require('./core')
-const { ending, commandResult, processInfo } = require('./mastra-rules')
+const { ending, handleResult } = require('./mastra-rules')
 const { ProcessView } = require('./view')
-const { checkSignal, describe } = require('./util')
+const { checkSignal, describe, stdinWriter } = require('./util')
 const { traceMethods } = require('./trace')
 
 class ProcessHandle extends ProcessView {
@@ -110,18 +109,7 @@ class ProcessHandle extends ProcessView {
     if (this._result) return { ...this._result }
     const end = ending(exit, { timeoutMs: this._core.timeout })
     const out = this._core.native.retainedOutput()
-    const result = commandResult(end, out.stdout, out.stderr + end.note)
-    // This face's documented result names `timedOut` and `killed` only when they hold.
-    if (!result.timedOut) delete result.timedOut
-    if (!result.killed) delete result.killed
-    if (out.stdoutDroppedBytes > 0) {
-      result.stdoutTruncated = true
-      result.stdoutDroppedBytes = out.stdoutDroppedBytes
-    }
-    if (out.stderrDroppedBytes > 0) {
-      result.stderrTruncated = true
-      result.stderrDroppedBytes = out.stderrDroppedBytes
-    }
+    const result = handleResult(end, { ...out, stderr: out.stderr + end.note })
     this._result = result
     return { ...result }
   }
@@ -170,14 +158,7 @@ class ProcessHandle extends ProcessView {
   /** stdin as a Node Writable; `end()` closes stdin. */
   get writer() {
     if (!this._writer) {
-      this._writer = new Writable({
-        write: (chunk, _enc, cb) => {
-          this.sendStdin(chunk).then(() => cb(), cb)
-        },
-        final: (cb) => {
-          this.closeStdin().then(() => cb(), cb)
-        },
-      })
+      this._writer = stdinWriter(this)
     }
     return this._writer
   }

@@ -63,6 +63,26 @@ function commandResult(end, stdout, stderr) {
   }
 }
 
+/**
+ * The result of procvisor's own `ProcessHandle.wait()` (a process's `nativeHandle` included):
+ * Mastra's, naming `timedOut`, `killed` and the truncation fields only when they hold. `out`:
+ * `{ stdout, stderr, stdoutDroppedBytes, stderrDroppedBytes }`, stderr with the note in it.
+ */
+function handleResult(end, out) {
+  const result = commandResult(end, out.stdout, out.stderr)
+  if (!result.timedOut) delete result.timedOut
+  if (!result.killed) delete result.killed
+  if (out.stdoutDroppedBytes > 0) {
+    result.stdoutTruncated = true
+    result.stdoutDroppedBytes = out.stdoutDroppedBytes
+  }
+  if (out.stderrDroppedBytes > 0) {
+    result.stderrTruncated = true
+    result.stderrDroppedBytes = out.stderrDroppedBytes
+  }
+  return result
+}
+
 /** Mastra's ProcessInfo of a process: `exitCode` only once it exited. */
 function processInfo({ pid, command, exitCode }) {
   const info = { pid, command, running: exitCode === undefined }
@@ -124,6 +144,7 @@ module.exports = {
   lifetimeNote,
   ending,
   commandResult,
+  handleResult,
   processInfo,
   MAX_EXITED,
   pruneExited,

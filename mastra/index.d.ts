@@ -37,7 +37,22 @@ import type { ProcessHandle as ProcvisorProcessHandle, TerminalOptions } from '.
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
 
 /**
- * Mastra's `ProcessHandle` over one procvisor process.
+ * procvisor's API of the process under a {@link NativeProcessHandle} (its `nativeHandle`), the
+ * same whichever side runs it: every member of procvisor's `ProcessHandle` (`waitForPort`,
+ * `waitForLog`, `logs` with cursors, `output`, `status`, `waitForExit`, `kill(signal)`, `reader`,
+ * `writer`, stdin, `resize`). procvisor keeps no text of its own for it: `exitCode`, `stdout`,
+ * `stderr`, the truncation fields and the text of `wait()` are the Mastra handle's.
+ *
+ * In a persistent sandbox it speaks to the supervisor. The supervisor keeps the log, so a cursor
+ * seen in one Node process resumes in another (`logs({ since: cursor })`), and `reader` reads
+ * that log from its first byte. A `signal` ends a wait in this Node process only; the
+ * supervisor's wait ends with its own `timeout` or with the process.
+ */
+export interface NativeHandle extends ProcvisorProcessHandle {}
+
+/**
+ * Mastra's `ProcessHandle` over one procvisor process, in this Node process or, in a persistent
+ * sandbox, under its supervisor.
  *
  * - `pid`: the OS pid (also the process group id) in decimal.
  * - `exitCode`: `undefined` while running; the process's own code after exit, `124` after a
@@ -55,18 +70,8 @@ export declare class NativeProcessHandle extends ProcessHandle {
   readonly pid: string
   /** `undefined` while running (and until all output was delivered), then the exit code. */
   readonly exitCode: number | undefined
-  /**
-   * The procvisor handle underneath: `waitForPort`, `waitForLog`, `logs` (cursor-based,
-   * re-readable), `status`, `kill(signal)`. Its own retained `stdout`/`stderr` are empty (Mastra's
-   * base class retains the text).
-   *
-   * In a persistent sandbox it is the supervisor's view of the process, with the Processes API
-   * methods only: `status`, `logs`, `output`, `waitForExit`, `waitForLog`, `waitForPort`, `kill`,
-   * `resize`, `sendStdin`, `closeStdin`. The supervisor keeps the log, so a cursor seen in one
-   * Node process resumes in another (`logs({ since: cursor })`). A `signal` ends the wait in this
-   * Node process only; the supervisor's wait ends with its own `timeout` or with the process.
-   */
-  readonly nativeHandle: ProcvisorProcessHandle
+  /** procvisor's API of the same process: see {@link NativeHandle}. */
+  readonly nativeHandle: NativeHandle
   /**
    * SIGKILL to the whole process group. `false` if the process had already exited; otherwise
    * `true`, without waiting for the exit. Safe to call twice. procvisor extension: a numeric
@@ -116,9 +121,8 @@ export declare class NativeProcessHandle extends ProcessHandle {
  *
  * In a persistent sandbox ({@link NativeLocalSandboxOptions.persistent}) the sandbox's
  * supervisor starts and keeps the processes, and this manager speaks to it: `list()` and
- * `get(pid)` also see the processes that other Node processes started. Its handles have the
- * members of {@link NativeProcessHandle} but are another subclass of Mastra's `ProcessHandle`
- * (not `instanceof NativeProcessHandle`).
+ * `get(pid)` also see the processes that other Node processes started. Its handles are
+ * {@link NativeProcessHandle}s there too, with the same members and answers.
  */
 export declare class NativeProcessManager<TSandbox extends MastraSandbox = MastraLocalSandbox> extends SandboxProcessManager<TSandbox> {
   /**
@@ -159,16 +163,16 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    */
   list(): Promise<ProcessInfo[]>
   /**
-   * A tracked handle (Mastra's rule: an exited one is pruned on read; in a persistent sandbox the
-   * supervisor forgets it then too, so `list()` leaves it out in every attached Node process, as
-   * for a released one). In a persistent sandbox,
+   * A tracked handle (Mastra's rule: an exited one is pruned on read, and `list()` leaves it out
+   * from then on; in a persistent sandbox, in this object, while the supervisor keeps it for other
+   * Node processes and for the handle's `nativeHandle`). In a persistent sandbox,
    * also a process another Node process started, or this one before a restart: the handle
    * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
    * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,
    * `closeStdin()`, `reader` and `writer` work on it. `undefined` when the sandbox has no such
    * process.
    */
-  get(pid: string): Promise<ProcessHandle | undefined>
+  get(pid: string): Promise<NativeProcessHandle | undefined>
 }
 
 /**

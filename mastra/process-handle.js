@@ -61,6 +61,8 @@ function defineNativeProcessHandle(ProcessHandle) {
      */
     _ended(end) {
       if (this.exitCode !== undefined) return
+      /** @internal How it ended, for its `nativeHandle`'s result. */
+      this._end = end
       this.exitCode = end.exitCode
       this._resolveWait(commandResult(end, this.stdout, this.stderr))
     }

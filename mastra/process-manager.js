@@ -59,12 +59,7 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
      * started (or this one, before a restart), with its retained output.
      */
     async get(pid) {
-      const handle = await this._backend().get(this, pid)
-      // Mastra's base class prunes a handle read after its exit. The backend forgets it too: a
-      // persistent sandbox's list() then leaves it out in every attached Node process, as the
-      // objects joined to one local sandbox share one list.
-      if (handle?.exitCode !== undefined) this._backend().release(this, pid)
-      return handle
+      return this._backend().get(this, pid)
     }
 
     /** Mastra's release; a persistent sandbox's supervisor forgets the process too once it exited. */

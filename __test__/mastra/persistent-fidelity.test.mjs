@@ -95,4 +95,49 @@ describe('a persistent sandbox gives the results a local one gives', { timeout: 
       assert.equal((await sb.processes.get(pids[1000])).exitCode, 0)
     }
   })
+
+  it("a process's nativeHandle is procvisor's whole ProcessHandle on both sides, with the same answers", async () => {
+    const local = make({ workingDirectory: path.join(tmp, 'local-native') })
+    const remote = make({ id: freshId(), workingDirectory: path.join(tmp, 'remote-native'), persistent: true })
+    const seen = []
+    for (const sb of [local, remote]) {
+      const command = 'echo out; echo err >&2; sleep 0.2; exit 3'
+      const handle = await sb.processes.spawn(command)
+      const native = handle.nativeHandle
+      const before = native.exitCode
+      const chunks = []
+      for await (const chunk of native.reader) chunks.push(Buffer.from(chunk).toString())
+      const waited = await native.wait()
+      const logs = []
+      for await (const e of await (await sb.processes.get(handle.pid))?.nativeHandle.logs()) logs.push(e.type)
+      const typed = await sb.processes.spawn('head -1')
+      typed.nativeHandle.writer.write('typed\n')
+      const sleeper = await sb.processes.spawn('sleep 30')
+      seen.push({
+        before,
+        id: typeof native.id,
+        pid: native.pid === handle.pid,
+        command: native.command,
+        read: chunks.join(''),
+        waited: { ...waited, executionTimeMs: typeof waited.executionTimeMs },
+        after: [native.exitCode, native.stdout, native.stderr, native.stdoutTruncated, native.stderrDroppedBytes],
+        logs: logs.sort(),
+        typed: (await typed.wait()).stdout,
+        killed: [await sleeper.nativeHandle.kill(), (await sleeper.wait()).exitCode],
+      })
+    }
+    assert.deepEqual(seen[0], {
+      before: undefined,
+      id: 'string',
+      pid: true,
+      command: 'echo out; echo err >&2; sleep 0.2; exit 3',
+      read: 'out\n',
+      waited: { success: false, exitCode: 3, stdout: 'out\n', stderr: 'err\n', executionTimeMs: 'number' },
+      after: [3, 'out\n', 'err\n', false, 0],
+      logs: ['stderr', 'stdout', 'terminal'],
+      typed: 'typed\n',
+      killed: [true, 128],
+    })
+    assert.deepEqual(seen[1], seen[0])
+  })
 })

@@ -83,7 +83,7 @@ function attached(rec, client) {
   client.subscribe(rec)
   const max = rec.tails[0].max
   const retained = max === Infinity ? 'Infinity' : max
-  return { ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: retained, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
+  return { ...info(rec), id: rec.core.id, stdinMode: rec.stdinMode, maxRetainedBytes: retained, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
 }
 
 /** The Processes API methods a client may call on a process's view. */

@@ -6,11 +6,48 @@ const { ProcessHandle: CoreProcessHandle } = require('../../lib/handle.js')
 const { launch, listenersOf } = require('../../lib/core.js')
 const { request } = require('../../lib/manager.js')
 const { binding } = require('../../lib/native.js')
-const { ending, processInfo, stdinModeOf } = require('../../lib/mastra-rules.js')
+const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/mastra-rules.js')
 
 /** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
 function containment() {
   return binding.resolveContainment('auto')
+}
+
+/**
+ * procvisor's ProcessHandle of a process under a NativeProcessHandle (its `nativeHandle`). procvisor
+ * keeps no text of its own for it (Mastra's base class retains it): the exit code, the retained
+ * text and the result of `wait()` are the Mastra handle's, as a persistent sandbox's view reports.
+ */
+class LocalNativeView extends CoreProcessHandle {
+  constructor(core, owner) {
+    super(core)
+    this._owner = owner
+  }
+
+  get exitCode() {
+    return this._owner.exitCode
+  }
+
+  get stdout() {
+    return this._owner.stdout
+  }
+
+  get stderr() {
+    return this._owner.stderr
+  }
+
+  get stdoutDroppedBytes() {
+    return this._owner.stdoutDroppedBytes
+  }
+
+  get stderrDroppedBytes() {
+    return this._owner.stderrDroppedBytes
+  }
+
+  /** Called once the core finished, after the owner ended (its reaction came first). */
+  _resultOf() {
+    return handleResult(this._owner._end, this._owner)
+  }
 }
 
 /** One process of this Node process under a NativeProcessHandle. */
@@ -18,12 +55,13 @@ class LocalProcess {
   constructor(core) {
     this.core = core
     this.pid = String(core.pid)
+    this._handle = undefined
     this._view = undefined
   }
 
   /** procvisor's ProcessHandle of the same process core, made on first use. */
   get nativeHandle() {
-    if (!this._view) this._view = new CoreProcessHandle(this.core)
+    if (!this._view) this._view = new LocalNativeView(this.core, this._handle)
     return this._view
   }
 
@@ -34,6 +72,7 @@ class LocalProcess {
 
   /** Output already reaches `handle` through the launch's listeners; this adds the end. */
   feed(handle) {
+    this._handle = handle
     const core = this.core
     core.finish().then((exit) => {
       const end = ending(exit, { timeoutMs: core.timeout, lifetimeMs: handle._lifetimeMs })

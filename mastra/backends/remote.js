@@ -24,7 +24,7 @@ class RemoteProcess {
   constructor(conn, answer) {
     this.conn = conn
     this.pid = String(answer.pid)
-    this.nativeHandle = new RemoteProcessView(conn, this.pid)
+    this.nativeHandle = new RemoteProcessView(conn, this.pid, { id: answer.id, command: answer.command })
     this._answer = answer
   }
 
@@ -33,6 +33,7 @@ class RemoteProcess {
     const { conn, pid } = this
     const answer = this._answer
     this._answer = undefined
+    this.nativeHandle._own(handle)
     const onGone = (error) => handle._lost(error)
     const end = (result) => {
       conn.subscribers.delete(pid)
@@ -82,11 +83,18 @@ const remote = {
     await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer)))
   },
 
-  /** Every process of the supervisor, whichever Node process started it. */
+  /**
+   * Every process of the supervisor, whichever Node process started it, but those this object
+   * released or read after their exit (Mastra's prune): they are gone for it, as in a local
+   * sandbox, while the supervisor keeps them for other Node processes and for their handles'
+   * `nativeHandle`.
+   */
   async list(manager) {
     // Not attached (never started, stopped, detached): nothing of the sandbox is known here.
     const conn = manager.sandbox._conn
-    return conn ? conn.call('list') : []
+    if (!conn) return []
+    const dismissed = manager._dismissed
+    return (await conn.call('list')).filter((p) => !dismissed.has(p.pid))
   },
 
   /**
