@@ -21,11 +21,17 @@ const fromWire = (bytes) => (bytes === 'Infinity' ? Infinity : bytes)
  * result once exited).
  */
 class RemoteProcess {
-  constructor(conn, answer) {
+  /**
+   * `spawned`: the answer to a spawn, whose output reaches the handle from the next turn on, as a
+   * local process's does, so that a `reader` or listener added right after `spawn()` resolves
+   * gets it from the first byte. An attached one (`get()`) begins with the text the supervisor kept.
+   */
+  constructor(conn, answer, { spawned = false } = {}) {
     this.conn = conn
     this.pid = String(answer.pid)
     this.nativeHandle = new RemoteProcessView(conn, this.pid, { id: answer.id, command: answer.command })
     this._answer = answer
+    this._spawned = spawned
   }
 
   /** Runs as the answer is read, before any later frame: the handle misses no event. */
@@ -34,6 +40,15 @@ class RemoteProcess {
     const answer = this._answer
     this._answer = undefined
     this.nativeHandle._own(handle)
+    let queue = this._spawned ? [] : undefined
+    const deliver = (task) => (queue ? queue.push(task) : task())
+    if (queue) {
+      setImmediate(() => {
+        const tasks = queue
+        queue = undefined
+        for (const task of tasks) task()
+      })
+    }
     const onGone = (error) => handle._lost(error)
     const end = (result) => {
       conn.subscribers.delete(pid)
@@ -42,14 +57,12 @@ class RemoteProcess {
     }
     conn.once('gone', onGone)
     conn.subscribers.set(pid, (m) => {
-      if (m.kind === 'out') {
-        if (m.stream === 0) handle.emitStdout(m.data)
-        else handle.emitStderr(m.data)
-      } else if (m.kind === 'exit') end(m.result)
+      if (m.kind === 'out') deliver(() => (m.stream === 0 ? handle.emitStdout(m.data) : handle.emitStderr(m.data)))
+      else if (m.kind === 'exit') deliver(() => end(m.result))
     })
-    if (answer.stdout) handle.emitStdout(answer.stdout)
-    if (answer.stderr) handle.emitStderr(answer.stderr)
-    if (answer.result) end(answer.result)
+    if (answer.stdout) deliver(() => handle.emitStdout(answer.stdout))
+    if (answer.stderr) deliver(() => handle.emitStderr(answer.stderr))
+    if (answer.result) deliver(() => end(answer.result))
   }
 
   /** Keeps Node alive (the connection referenced) while a wait() is pending. */
@@ -80,7 +93,7 @@ const remote = {
       pty: o.pty,
       maxRetainedBytes: toWire(o.maxRetainedBytes),
     }
-    await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer)))
+    await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer, { spawned: true })))
   },
 
   /**
