@@ -2,6 +2,9 @@
 // (execa), NativeLocalSandbox, and NativeLocalSandbox with `persistent: true` (its processes under
 // a supervisor, a fresh id per sandbox). `make(options)` builds one; `end(sandbox)` destroys it
 // and sweeps a supervisor a failed test left running.
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
 import { LocalSandbox } from '@mastra/core/workspace'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { freshId, sweep } from './persistent-common.mjs'
@@ -37,4 +40,15 @@ export function holdLoop() {
 /** The reason a test about what only `backends` have is skipped on `backend`, else false. */
 export function onlyOn(backend, names, why) {
   return !names.includes(backend.name) && `${backend.title}: ${why}`
+}
+
+/**
+ * Puts this test process's persistent sandboxes in a socket directory of its own (a private
+ * XDG_RUNTIME_DIR), so that the fixed ids of a suite never meet another run's supervisors.
+ */
+export function privateSockets() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-run-'))
+  process.env.XDG_RUNTIME_DIR = dir
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
 }
