@@ -65,7 +65,7 @@ const CODES = new Set(LIST.map((k) => k.code))
 
 /** procvisor's own JavaScript (what the package ships), but lib/errors.js, which reads the list. */
 function sources() {
-  const out = ['index.js', 'index.mjs', 'mastra.js', 'mastra.mjs'].map((f) => path.join(ROOT, f))
+  const out = ['index.js', 'index.mjs'].map((f) => path.join(ROOT, f))
   const walk = (dir) => {
     for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, d.name)
@@ -74,6 +74,7 @@ function sources() {
     }
   }
   walk(path.join(ROOT, 'lib'))
+  walk(path.join(ROOT, 'mastra'))
   return out
 }
 
@@ -171,11 +172,11 @@ function errorClassesOf(exports) {
 const SANDBOX = LIST.filter((k) => k.code.startsWith('SANDBOX_')).map((k) => k.name)
 
 test("procvisor/mastra exports the sandbox's classes, the same objects as procvisor's", () => {
-  const mastra = errorClassesOf(require('../mastra.js'))
+  const mastra = errorClassesOf(require('../mastra/index.js'))
   assert.deepEqual([...mastra.keys()].sort(), [...SANDBOX].sort())
   for (const [name, C] of mastra) assert.equal(C, procvisor[name], name)
   // The ES module entry names them again (it needs @mastra/core at import, so it is read, not run).
-  const { nodes } = nodesOf(path.join(ROOT, 'mastra.mjs'))
+  const { nodes } = nodesOf(path.join(ROOT, 'mastra', 'index.mjs'))
   const named = nodes.filter((n) => ts.isExportSpecifier(n)).map((n) => n.name.text)
   assert.deepEqual(named.filter((n) => n.endsWith('Error')).sort(), [...SANDBOX].sort())
 })
@@ -210,12 +211,12 @@ test('index.d.ts declares each class of the list with its base, its code as a li
   assert.deepEqual(extra, [], 'index.d.ts declares error classes that the list lacks')
 })
 
-test("mastra.d.ts re-exports the sandbox's classes from index.d.ts", () => {
+test("mastra/index.d.ts re-exports the sandbox's classes from index.d.ts", () => {
   const names = []
-  for (const s of declarations('mastra.d.ts')) {
+  for (const s of declarations('mastra/index.d.ts')) {
     if (!ts.isExportDeclaration(s) || !s.exportClause || !ts.isNamedExports(s.exportClause)) continue
     for (const e of s.exportClause.elements) if (e.name.text.endsWith('Error')) names.push(e.name.text)
-    if (s.exportClause.elements.some((e) => e.name.text.endsWith('Error'))) assert.equal(s.moduleSpecifier?.text, './index')
+    if (s.exportClause.elements.some((e) => e.name.text.endsWith('Error'))) assert.equal(s.moduleSpecifier?.text, '../index')
   }
   assert.deepEqual(names.sort(), [...SANDBOX].sort())
 })

@@ -115,13 +115,13 @@ const examples = [
     mastra: true,
     async run(node, project) {
       const first = run(node, project, this.file)
-      const m = /^created (\d+) (\S+)$/m.exec(first)
-      if (!m) throw new Error(`${this.file}: no "created <pid> <cursor>" line in:\n${first}`)
+      const m = /^started (\d+) (\S+)$/m.exec(first)
+      if (!m) throw new Error(`${this.file}: no "started <pid> <cursor>" line in:\n${first}`)
       const pid = Number(m[1])
       try {
         if (!alive(pid)) throw new Error(`${this.file}: the server (pid ${pid}) did not outlive the Node process that started it`)
         const second = run(node, project, this.also, [m[1], m[2]])
-        expectLines(second, [/^connected tick \d+$/m], this.also)
+        expectLines(second, [/^joined tick \d+$/m], this.also)
         for (let i = 0; i < 100 && alive(pid); i++) spawnSync('sleep', ['0.05'])
         if (alive(pid)) throw new Error(`${this.also}: the server (pid ${pid}) is alive after stop()`)
       } finally {

@@ -1,5 +1,5 @@
 'use strict'
-// What an editor shows for the typings: every exported declaration of index.d.ts and mastra.d.ts
+// What an editor shows for the typings: every exported declaration of index.d.ts and mastra/index.d.ts
 // has one doc comment, its own (a comment left above another declaration documents that one).
 const test = require('node:test')
 const assert = require('node:assert/strict')
@@ -37,8 +37,8 @@ test('index.d.ts: the resource limits are documented on ProcessLimits, the termi
   assert.match(d.get('TerminalOptions')[0], /terminal/)
 })
 
-test('no declaration of index.d.ts or mastra.d.ts carries two doc comments', () => {
-  for (const file of ['index.d.ts', 'mastra.d.ts']) {
+test('no declaration of index.d.ts or mastra/index.d.ts carries two doc comments', () => {
+  for (const file of ['index.d.ts', 'mastra/index.d.ts', 'mastra/options.d.ts']) {
     for (const [name, comments] of docs(path.join(ROOT, file))) {
       assert.ok(comments.length <= 1, `${file}: ${name} has ${comments.length} doc comments: ${JSON.stringify(comments)}`)
     }

@@ -2,9 +2,9 @@
 import { NativeLocalSandbox } from 'procvisor/mastra'
 
 const sandbox = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', persistent: true, timeoutMs: 3_600_000 })
-const { outcome } = await sandbox.start() // 'created' the first time: the supervisor starts
+const { supervisor } = await sandbox.start() // 'started' the first time, detached
 const server = await sandbox.processes.spawn('echo listening; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done')
 await server.nativeHandle.waitForLog(/listening/)
 let cursor
 for await (const e of await server.nativeHandle.logs()) cursor = e.cursor ?? cursor
-console.log(outcome, server.pid, cursor) // then Node exits; the server runs on
+console.log(supervisor, server.pid, cursor) // then Node exits; the server runs on

@@ -3,11 +3,11 @@ import { NativeLocalSandbox } from 'procvisor/mastra'
 
 const [pid, cursor] = process.argv.slice(2)
 const sandbox = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', persistent: true })
-const { outcome } = await sandbox.start() // 'connected': the supervisor was already serving
+const { supervisor } = await sandbox.start() // 'joined': the supervisor was already serving
 const server = await sandbox.processes.get(pid) // with its retained stdout/stderr
 for await (const e of await server.nativeHandle.logs({ since: cursor, follow: true })) {
   if (e.type !== 'stdout') continue
-  console.log(outcome, Buffer.from(e.data).toString().trim()) // the first output after the cursor
+  console.log(supervisor, Buffer.from(e.data).toString().trim()) // the first output after the cursor
   break
 }
 await sandbox.stop() // the server and the supervisor end

@@ -9,13 +9,7 @@ const { Readable } = require('node:stream')
 const { binding, realm } = require('./native')
 const errors = require('./errors')
 const { describe } = require('./util')
-
-/** Mastra's exit codes: 124 on timeout, 128 when killed by a signal, else the process's own. */
-function mastraExitCode(exit) {
-  if (exit.timedOut) return 124
-  if (exit.signal !== undefined && exit.signal !== null) return 128
-  return exit.code
-}
+const { mastraExitCode, timeoutNote, checkNotExited, checkStdinData } = require('./mastra-rules')
 
 /**
  * Listener pumps are drained from setImmediate, never inside the threadsafe-function callback:
@@ -128,7 +122,7 @@ class ProcessCore {
   }
 
   timeoutNote() {
-    return `\nProcess timed out after ${this.timeout}ms`
+    return timeoutNote(this.timeout)
   }
 
   // ---- listeners ---------------------------------------------------------------------------
@@ -210,16 +204,13 @@ class ProcessCore {
 
   /** Mastra's rule: after exit, stdin calls reject with the exit code the face reports. */
   assertNotExited(pid) {
-    const code = this.exitCode()
-    if (code !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${pid} has already exited with code ${code}`)
+    checkNotExited(pid, this.exitCode())
   }
 
   write(data) {
-    let buf
-    if (typeof data === 'string') buf = Buffer.from(data, 'utf8')
+    checkStdinData(data)
     // A copy: the caller may reuse its buffer as soon as this returns.
-    else if (data instanceof Uint8Array) buf = Buffer.from(data)
-    else throw errors.invalidOption(`sendStdin data must be a string or Uint8Array, got ${describe(data)}`)
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
     return this.stdinQueue(() => this.native.writeStdin(buf))
   }
 
@@ -470,4 +461,4 @@ function launch(face, request, meta, listeners = [], holdForReader = false) {
   })
 }
 
-module.exports = { ProcessCore, launch, listenersOf, mastraExitCode }
+module.exports = { ProcessCore, launch, listenersOf }

@@ -4,21 +4,13 @@
 // idempotent wait, kill, stdin, reader/writer), plus the Processes API's reading methods, since
 // both are views of the same process core.
 
-const { Writable } = require('node:stream')
 const errors = require('./errors')
 const { binding } = require('./native')
-const { ProcessCore, listenersOf, mastraExitCode } = require('./core')
+const { ProcessCore, listenersOf } = require('./core')
+const { ending, handleResult } = require('./mastra-rules')
 const { ProcessView } = require('./view')
-const { checkSignal, describe } = require('./util')
+const { checkSignal, describe, stdinWriter } = require('./util')
 const { traceMethods } = require('./trace')
-
-/** Mastra's ProcessInfo of a handle (ours or a Mastra subclass): `exitCode` only once exited. */
-function processInfo(h) {
-  const exitCode = h.exitCode
-  const info = { pid: h.pid, command: h.command, running: exitCode === undefined }
-  if (exitCode !== undefined) info.exitCode = exitCode
-  return info
-}
 
 class ProcessHandle extends ProcessView {
   /** @internal */
@@ -115,26 +107,9 @@ class ProcessHandle extends ProcessView {
 
   _resultOf(exit) {
     if (this._result) return { ...this._result }
-    const exitCode = mastraExitCode(exit)
+    const end = ending(exit, { timeoutMs: this._core.timeout })
     const out = this._core.native.retainedOutput()
-    const result = {
-      success: exitCode === 0,
-      exitCode,
-      stdout: out.stdout,
-      stderr: exit.timedOut ? out.stderr + this._core.timeoutNote() : out.stderr,
-      executionTimeMs: exit.afterMs,
-    }
-    if (exit.timedOut) result.timedOut = true
-    // Mastra reports a timeout as killed too (its timeout is a kill).
-    if (exitCode === 128 || exit.timedOut) result.killed = true
-    if (out.stdoutDroppedBytes > 0) {
-      result.stdoutTruncated = true
-      result.stdoutDroppedBytes = out.stdoutDroppedBytes
-    }
-    if (out.stderrDroppedBytes > 0) {
-      result.stderrTruncated = true
-      result.stderrDroppedBytes = out.stderrDroppedBytes
-    }
+    const result = handleResult(end, { ...out, stderr: out.stderr + end.note })
     this._result = result
     return { ...result }
   }
@@ -183,14 +158,7 @@ class ProcessHandle extends ProcessView {
   /** stdin as a Node Writable; `end()` closes stdin. */
   get writer() {
     if (!this._writer) {
-      this._writer = new Writable({
-        write: (chunk, _enc, cb) => {
-          this.sendStdin(chunk).then(() => cb(), cb)
-        },
-        final: (cb) => {
-          this.closeStdin().then(() => cb(), cb)
-        },
-      })
+      this._writer = stdinWriter(this)
     }
     return this._writer
   }
@@ -198,4 +166,4 @@ class ProcessHandle extends ProcessView {
 
 traceMethods(ProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin'])
 
-module.exports = { ProcessHandle, processInfo }
+module.exports = { ProcessHandle }

@@ -1,6 +1,7 @@
 'use strict'
 // Small shared pieces: option checks, abortable sleeps and bounded native waits.
 
+const { Writable } = require('node:stream')
 const { invalidOption, ProcessAbortedError } = require('./errors')
 
 /** A duration in milliseconds, or undefined when absent: the native rule, shared by every face. */
@@ -74,4 +75,16 @@ function raceAbort(promise, signal) {
   })
 }
 
-module.exports = { checkMs, checkSignal, describe, boundedWait, raceAbort, abortError }
+/** A handle's stdin as a Node Writable: each chunk through `sendStdin`, `end()` through `closeStdin`. */
+function stdinWriter(handle) {
+  return new Writable({
+    write: (chunk, _enc, cb) => {
+      handle.sendStdin(chunk).then(() => cb(), cb)
+    },
+    final: (cb) => {
+      handle.closeStdin().then(() => cb(), cb)
+    },
+  })
+}
+
+module.exports = { checkMs, checkSignal, describe, boundedWait, raceAbort, abortError, stdinWriter }

@@ -114,7 +114,7 @@ async function main() {
     const files = walk(mainDir).map((f) => path.relative(mainDir, f))
     const stray = files.filter((f) => /^(src|__test__|bench|soak|demo|docs|scripts|npm|target|dist)\//.test(f) || f.endsWith('.node') || /^Cargo\./.test(f))
     assert(stray.length === 0, `unexpected files: ${stray.join(', ')}`)
-    for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'lib/native.js', 'mastra.js', 'mastra.mjs', 'mastra.d.ts']) assert(files.includes(f), `${f} is missing`)
+    for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'lib/native.js', 'mastra/index.js', 'mastra/index.mjs', 'mastra/index.d.ts']) assert(files.includes(f), `${f} is missing`)
     return `${files.length} files`
   })
   check(`procvisor's optionalDependencies name all ${platformNames.length} platform packages at ${pkg.version}`, () => {
@@ -194,7 +194,7 @@ async function main() {
       assert(ours.length === 0, ours.join('\n'))
       const files = lines.filter((l) => l.startsWith('/'))
       const typings = files.filter((f) => inside(f, mainDir))
-      for (const f of ['index.d.ts', 'mastra.d.ts']) assert(typings.includes(path.join(mainDir, f)), `${f} was not part of the program`)
+      for (const f of ['index.d.ts', 'mastra/index.d.ts']) assert(typings.includes(path.join(mainDir, f)), `${f} was not part of the program`)
       const outside = files.filter((f) => !inside(f, tmp))
       assert(outside.length === 0, `files from outside the project: ${outside.join(', ')}`)
       return `${typings.length} procvisor typings checked, all from node_modules/procvisor; ${errors.length} errors inside other packages' typings ignored`

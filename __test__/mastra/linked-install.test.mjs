@@ -10,7 +10,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ROOT, tempDir } from './helpers.mjs'
 
-const PACKAGE_FILES = ['package.json', 'index.js', 'index.mjs', 'mastra.js', 'mastra.mjs', 'binding.js', 'lib']
+const PACKAGE_FILES = ['package.json', 'index.js', 'index.mjs', 'mastra', 'binding.js', 'lib']
 let tmp
 
 /** A clone of procvisor as its files are (no node_modules of its own, or the ones given). */

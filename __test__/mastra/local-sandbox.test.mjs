@@ -451,7 +451,7 @@ describe('isolation', { timeout: 20000 }, () => {
 describe('beyond Mastra', { timeout: 20000 }, () => {
   it('no child outlives the Node process (Mastra spawns detached, so its children would)', async () => {
     const script = `
-      import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}
+      import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}
       const sb = new NativeLocalSandbox({ workingDirectory: ${JSON.stringify(tmp)} })
       let out = ''
       const h = await sb.processes.spawn('sleep 30 & echo $!; sleep 30', { onStdout: (d) => { out += d } })

@@ -1,28 +1,31 @@
-// Drop-in parity: the same scenarios run on Mastra's own LocalSandbox (execa) and on
-// NativeLocalSandbox, and must give the same observable results (timings aside).
+// Drop-in parity: the same scenarios run on Mastra's own LocalSandbox (execa), on
+// NativeLocalSandbox and on a persistent NativeLocalSandbox (its processes under a supervisor),
+// and must give the same observable results (timings aside).
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs/promises'
 import * as path from 'node:path'
-import { LocalSandbox } from '@mastra/core/workspace'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { tempDir } from './helpers.mjs'
+import { BACKENDS, end, holdLoop } from './backends.mjs'
 
 const sandboxes = {}
+let release
 before(async () => {
-  for (const [name, C] of [['mastra', LocalSandbox], ['procvisor', NativeLocalSandbox]]) {
-    const dir = tempDir(`procvisor-parity-${name}-`)
+  release = holdLoop()
+  for (const backend of BACKENDS) {
+    const dir = tempDir(`procvisor-parity-${backend.name}-`)
     await fs.mkdir(path.join(dir, 'sub'))
-    const sb = new C({ workingDirectory: dir, env: { PATH: process.env.PATH, BASE: 'base' } })
+    const sb = backend.make({ workingDirectory: dir, env: { PATH: process.env.PATH, BASE: 'base' } })
     await sb._start()
-    sandboxes[name] = sb
+    sandboxes[backend.name] = sb
   }
 })
 after(async () => {
   for (const sb of Object.values(sandboxes)) {
-    await sb._destroy().catch(() => {})
+    await end(sb)
     await fs.rm(sb.workingDirectory, { recursive: true, force: true })
   }
+  release()
 })
 
 /** Drops what legitimately differs between two runs: timings, pids, the working directory. */
@@ -45,15 +48,17 @@ async function outcome(promise) {
   }
 }
 
+/** The scenario on Mastra's sandbox, then on each of ours: each gives Mastra's result. */
 function same(title, scenario) {
   it(title, async () => {
     const mastra = normalize(await scenario(sandboxes.mastra), sandboxes.mastra)
-    const ours = normalize(await scenario(sandboxes.procvisor), sandboxes.procvisor)
-    assert.deepEqual(ours, mastra)
+    for (const { name, title: which } of BACKENDS.filter((b) => !b.mastra)) {
+      assert.deepEqual(normalize(await scenario(sandboxes[name]), sandboxes[name]), mastra, which)
+    }
   })
 }
 
-describe('NativeLocalSandbox gives the same results as Mastra’s LocalSandbox', { timeout: 20000 }, () => {
+describe('NativeLocalSandbox, local and persistent, gives the same results as Mastra’s LocalSandbox', { timeout: 20000 }, () => {
   same('executeCommand: quoted args, full result object', (sb) => sb.executeCommand('printf', ['%s|', 'a b', "it's", '$HOME']))
   same('executeCommand: non-zero exit with stderr', (sb) => sb.executeCommand('sh', ['-c', 'echo out; echo err >&2; exit 3']))
   same('executeCommand: missing command → 127, "not found"', (sb) => sb.executeCommand('nonexistent-command-xyz-12345'))

@@ -14,7 +14,7 @@ const location = require('../../lib/persistent/location.js')
 /** A fresh id, so that no two tests (or runs) share a supervisor. */
 export const freshId = () => `persist-${randomBytes(6).toString('hex')}`
 
-export const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}\n`
+export const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}\n`
 
 /**
  * Runs `code` (an ES module) in a new Node process; `first` resolves with its first JSON line.

@@ -50,7 +50,7 @@ function child(code) {
   return { proc: p, first, exited: new Promise((r) => p.once('close', (code, signal) => r({ code, signal, err }))) }
 }
 
-const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra.mjs'))}\n`
+const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}\n`
 
 /** The supervisor's socket of sandbox `id` and whether a file is there. */
 const socketOf = (id) => protocol.socketPath(id)
@@ -237,7 +237,8 @@ describe('persistent sandboxes', () => {
     assert.equal(fs.existsSync(socketOf(id)), true, 'the dead supervisor left its socket file')
 
     const restarted = await sb.start()
-    assert.equal(restarted.outcome, 'created', 'a new supervisor')
+    // The working directory is there: Mastra's outcome for it, with a supervisor started anew.
+    assert.deepEqual(restarted, { outcome: 'connected', supervisor: 'started' }, 'a new supervisor')
     assert.notEqual(sb.supervisorPid, supervisor)
     assert.deepEqual(await sb.processes.list(), [])
     const p = await sb.processes.spawn('echo again')

@@ -101,7 +101,7 @@ function inGoneCwd(body) {
     // As a program that chdir'd into a temporary directory and removed it (process.cwd() then throws).
     process.chdir(process.argv[1])
     fs.rmdirSync(process.argv[1])
-    const { NativeLocalSandbox, NativeProcessManager } = require(${JSON.stringify(path.join(ROOT, 'mastra.js'))})
+    const { NativeLocalSandbox, NativeProcessManager } = require(${JSON.stringify(path.join(ROOT, 'mastra/index.js'))})
     const { InvalidProcessCwdError } = require(${JSON.stringify(ROOT)})
     const { MastraSandbox } = createRequire(${JSON.stringify(path.join(ROOT, 'package.json'))})('@mastra/core/workspace')
     const error = (e) => ({ name: e.name, code: e.code, message: e.message, typed: e instanceof InvalidProcessCwdError })

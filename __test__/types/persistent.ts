@@ -1,17 +1,23 @@
 // Typings of persistent sandboxes (procvisor/mastra): the option, the getters, detach(), the
 // remote handles and the three errors, one class each from both entries.
-import { NativeLocalSandbox, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from 'procvisor/mastra'
-import { SandboxSupervisorLostError as RootLost, SandboxProtocolError as RootProtocol, SandboxAccessError as RootAccess } from 'procvisor'
+import { NativeLocalSandbox, NativeProcessHandle, type NativeHandle, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from 'procvisor/mastra'
+import { type ProcessLogEvent, SandboxSupervisorLostError as RootLost, SandboxProtocolError as RootProtocol, SandboxAccessError as RootAccess } from 'procvisor'
 
 export async function persistentSandbox(): Promise<void> {
   const sb = new NativeLocalSandbox({ id: 'dev-server', workingDirectory: './ws', persistent: true, timeoutMs: 600_000 })
   const persistent: boolean = sb.persistent
   const supervisor: number | undefined = sb.supervisorPid
-  const outcome = (await sb.start())?.outcome
+  const { outcome, supervisor: how } = await sb.start()
+  const started: 'created' | 'connected' = outcome
+  const joined: 'started' | 'joined' | undefined = how
   const handle = await sb.processes.spawn('npm run dev')
   const again = await sb.processes.get(handle.pid)
   const text: string | undefined = again?.stdout
-  await handle.nativeHandle?.waitForPort(3000, { timeout: 30_000 })
+  await handle.nativeHandle.waitForPort(3000, { timeout: 30_000 })
+  const logs: ReadableStream<ProcessLogEvent> | undefined = await (await sb.processes.get(handle.pid))?.nativeHandle.logs()
+  const native: NativeHandle | undefined = again?.nativeHandle
+  const code: number | undefined = native?.exitCode
+  const waited: number | undefined = (await native?.wait())?.exitCode
   try {
     await sb.processes.list()
   } catch (e) {
@@ -30,5 +36,6 @@ export async function persistentSandbox(): Promise<void> {
   const same: [typeof RootLost, typeof RootProtocol, typeof RootAccess] = [SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError]
   // @ts-expect-error persistent is a boolean
   new NativeLocalSandbox({ persistent: 'yes' })
-  void [persistent, supervisor, outcome, text, same]
+  const one: NativeProcessHandle | undefined = again
+  void [one, logs, code, waited, persistent, supervisor, outcome, started, joined, text, same]
 }

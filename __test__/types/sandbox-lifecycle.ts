@@ -4,7 +4,11 @@ import { SandboxSnapshotError as RootSnapshotError } from 'procvisor'
 
 export async function sandboxLifecycle(): Promise<void> {
   const sb = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', timeoutMs: 60_000, snapshotOnStop: true, checkpointName: 'base' })
+  const { outcome } = await sb.start()
+  const how: 'created' | 'connected' = outcome
   const at: Date | undefined = sb.expiresAt
+  const spawned = await sb.processes.spawn('echo hi')
+  const logs = await (await sb.processes.get(spawned.pid))?.nativeHandle.logs()
   const ms: number | undefined = sb.timeoutMs
   const on: boolean = sb.snapshotOnStop
   const name: string | undefined = sb.checkpointName
@@ -28,5 +32,5 @@ export async function sandboxLifecycle(): Promise<void> {
   new NativeLocalSandbox({ timeoutMs: '5s' })
   // @ts-expect-error snapshotOnStop is a boolean
   new NativeLocalSandbox({ snapshotOnStop: 'yes' })
-  void [at, ms, on, name, skipped, timeoutAt, clone, same]
+  void [logs, how, at, ms, on, name, skipped, timeoutAt, clone, same]
 }

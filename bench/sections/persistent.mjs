@@ -64,7 +64,7 @@ const WORKLOADS = [
 ]
 
 export async function persistentSection({ rounds, spawnN, mib, log }) {
-  const { NativeLocalSandbox } = createRequire(import.meta.url)(path.join(process.env.BENCH_PROCVISOR_ROOT || ROOT, 'mastra.js'))
+  const { NativeLocalSandbox } = createRequire(import.meta.url)(path.join(process.env.BENCH_PROCVISOR_ROOT || ROOT, 'mastra/index.js'))
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-bench-persistent-')))
   const id = `bench-${process.pid}`
   const sandboxes = [

@@ -252,7 +252,8 @@ function findSupervisor(sock) {
 
 /**
  * Starts a supervisor for `config` (detached: it outlives this Node process) and connects to it.
- * A supervisor that already holds the id (another start won the race) is joined instead.
+ * A supervisor that already holds the id (another start won the race) is joined instead; the
+ * connection's `startedHere` says which.
  */
 async function startSupervisor(config) {
   const deadline = Date.now() + START_TIMEOUT_MS
@@ -260,7 +261,10 @@ async function startSupervisor(config) {
     const first = await launch(config)
     if (first.error) throw protocol.toError(first.error)
     const conn = await waitForSupervisor(config.socketPath, Math.min(deadline, Date.now() + WAIT_MS))
-    if (conn) return conn
+    if (conn) {
+      conn.startedHere = first.ready === true && conn.sandbox.pid === first.pid
+      return conn
+    }
     // The holder ended before it answered: the id is free, and the next launch takes it.
     if (Date.now() >= deadline) throw lost(`no sandbox supervisor for ${config.id} answers at ${config.socketPath}`)
   }

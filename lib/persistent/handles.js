@@ -1,31 +1,140 @@
 'use strict'
-// The processes of a persistent sandbox as this Node process sees them: Mastra handles and
-// Processes API views whose every call goes to the sandbox's supervisor.
+// The processes of a persistent sandbox as this Node process sees them: procvisor's API of each
+// (a NativeProcessHandle's `nativeHandle`), whose every call goes to the sandbox's supervisor.
 
+const { Readable } = require('node:stream')
 const errors = require('../errors')
-const { checkSignal, describe } = require('../util')
+const { checkSignal, describe, stdinWriter } = require('../util')
 const { binding } = require('../native')
+const { listenersOf } = require('../core')
+const { handleResult } = require('../mastra-rules')
 const { traceMethods } = require('../trace')
 
 /** Bytes of stdin per call: well under a frame's limit once in base64, whatever a write's size. */
 const STDIN_PIECE = 1024 * 1024
 
 /**
- * The Processes API of one remote process (`handle.nativeHandle`): the same methods as a local
- * process's, answered by the supervisor, so cursors from any Node process attached to the sandbox
- * resume in any other. An `abortSignal` aborts the wait here; the supervisor's wait ends by its
- * own timeout or with the process.
+ * procvisor's ProcessHandle of one remote process (`handle.nativeHandle`): the same members as a
+ * local process's, the Processes API methods answered by the supervisor, so cursors from any
+ * Node process attached to the sandbox resume in any other. An `abortSignal` aborts the wait
+ * here; the supervisor's wait ends by its own timeout or with the process. The exit code, the
+ * retained text and `wait()` are those of the Mastra handle it belongs to (its owner), which the
+ * supervisor's events feed, as a local process's view reports its Mastra handle's.
  */
 class RemoteProcessView {
-  constructor(conn, pid) {
+  /** `info`: the supervisor's `id` and `command` of the process. */
+  constructor(conn, pid, info = {}) {
     this._conn = conn
     this._pid = String(pid)
+    this._id = info.id
+    /** The command string (writable, as on a local handle). */
+    this.command = info.command
+    this._owner = undefined
+    this._reader = undefined
+    this._writer = undefined
     /** Settles when the writes and EOF asked for so far are done: they go in call order. */
     this._stdinDone = Promise.resolve()
   }
 
   get pid() {
     return this._pid
+  }
+
+  /** The id of the process in the supervisor's Processes API (log cursors name it). */
+  get id() {
+    return this._id
+  }
+
+  /** @internal The Mastra handle this view belongs to. */
+  _own(handle) {
+    this._owner = handle
+  }
+
+  get exitCode() {
+    return this._owner?.exitCode
+  }
+
+  get stdout() {
+    return this._owner ? this._owner.stdout : ''
+  }
+
+  get stderr() {
+    return this._owner ? this._owner.stderr : ''
+  }
+
+  get stdoutTruncated() {
+    return this.stdoutDroppedBytes > 0
+  }
+
+  get stderrTruncated() {
+    return this.stderrDroppedBytes > 0
+  }
+
+  get stdoutDroppedBytes() {
+    return this._owner ? this._owner.stdoutDroppedBytes : 0
+  }
+
+  get stderrDroppedBytes() {
+    return this._owner ? this._owner.stderrDroppedBytes : 0
+  }
+
+  /**
+   * Waits for the exit and the last output (the owner's wait, which holds the connection);
+   * listeners given here get output until it settles, an abort kills the process.
+   */
+  async wait(options) {
+    const o = options === undefined || options === null ? {} : options
+    if (typeof o !== 'object') throw errors.invalidOption(`wait options must be an object, got ${describe(o)}`)
+    checkSignal(o.abortSignal, 'abortSignal')
+    const listeners = listenersOf(o)
+    const owner = this._owner
+    await owner.wait({
+      onStdout: listeners.find(([i]) => i === 0)?.[1],
+      onStderr: listeners.find(([i]) => i === 1)?.[1],
+      abortSignal: o.abortSignal,
+    })
+    return handleResult(owner._end, owner)
+  }
+
+  /**
+   * stdout as a Node Readable of Buffers, read from the supervisor's log from its first byte to
+   * the exit (`logs({ follow: true })`). Output the bounded log no longer holds errors it with
+   * ProcessOutputTruncatedError rather than be skipped.
+   */
+  get reader() {
+    if (!this._reader) {
+      const view = this
+      let events
+      this._reader = new Readable({
+        highWaterMark: 0,
+        async read() {
+          try {
+            if (!events) events = (await view.logs({ follow: true })).getReader()
+            for (;;) {
+              const { value, done } = await events.read()
+              if (done) return void this.push(null)
+              if (value.type === 'truncated') throw new errors.ProcessOutputTruncatedError(`the reader of process ${view._pid} fell behind the bounded output log; output was lost`)
+              if (value.type === 'stdout') return void this.push(Buffer.from(value.data))
+            }
+          } catch (e) {
+            this.destroy(e)
+          }
+        },
+        destroy(error, callback) {
+          if (events) events.cancel().catch(() => {})
+          callback(error)
+        },
+      })
+    }
+    return this._reader
+  }
+
+  /** stdin as a Node Writable; `end()` closes stdin. */
+  get writer() {
+    if (!this._writer) {
+      this._writer = stdinWriter(this)
+    }
+    return this._writer
   }
 
   _call(method, ...args) {
@@ -109,7 +218,8 @@ class RemoteProcessView {
   }
 
   kill(signal) {
-    if (signal !== undefined) binding.checkSignal(signal)
+    if (signal === undefined) return this._call('kill')
+    binding.checkSignal(signal)
     return this._call('kill', signal)
   }
 
@@ -147,107 +257,6 @@ class RemoteProcessView {
   }
 }
 
-/**
- * Builds the Mastra handle class over Mastra's own `ProcessHandle`, whose base retains the text,
- * calls the listeners and feeds `reader` from what `emitStdout` / `emitStderr` are given.
- */
-function defineRemoteHandle(ProcessHandle) {
-  class RemoteProcessHandle extends ProcessHandle {
-    /** @internal Created by the sandbox's process manager from the supervisor's answer. */
-    constructor(options, conn, answer) {
-      super(options)
-      this._conn = conn
-      this._pid = String(answer.pid)
-      this.command = answer.command
-      this.exitCode = undefined
-      this._stdinMode = answer.stdinMode === 'ignore' ? 'ignore' : 'pipe'
-      this._view = new RemoteProcessView(conn, this._pid)
-      this._waitPromise = new Promise((resolve, reject) => {
-        this._settle = resolve
-        this._fail = reject
-      })
-      // A wait() that nobody makes must not be an unhandled rejection when the supervisor goes.
-      this._waitPromise.catch(() => {})
-      this._onGone = (e) => this._fail(e)
-      conn.once('gone', this._onGone)
-      conn.subscribers.set(this._pid, (m) => this._event(m))
-      if (answer.stdout) this.emitStdout(answer.stdout)
-      if (answer.stderr) this.emitStderr(answer.stderr)
-      if (answer.result) this._exit(answer.result)
-    }
+traceMethods(RemoteProcessView, ['wait', 'status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize', 'sendStdin', 'closeStdin'])
 
-    /** The OS pid on the sandbox's side, in decimal. */
-    get pid() {
-      return this._pid
-    }
-
-    /** The Processes API view of the same process, served by the supervisor. */
-    get nativeHandle() {
-      return this._view
-    }
-
-    _event(m) {
-      if (m.kind === 'out') {
-        if (m.stream === 0) this.emitStdout(m.data)
-        else this.emitStderr(m.data)
-      } else if (m.kind === 'exit') this._exit(m.result)
-    }
-
-    _exit(result) {
-      if (this.exitCode !== undefined) return
-      this.exitCode = result.exitCode
-      this._conn.subscribers.delete(this._pid)
-      this._conn.removeListener('gone', this._onGone)
-      this._settle({ ...result, stdout: this.stdout, stderr: this.stderr })
-    }
-
-    /** Resolves once the process exited and its output arrived; rejects if the supervisor is lost first. */
-    async wait() {
-      if (this.exitCode !== undefined) return this._waitPromise
-      const release = this._conn.hold()
-      try {
-        return await this._waitPromise
-      } finally {
-        release()
-      }
-    }
-
-    /** SIGKILL to the process's tree (or `signal`: 1–64, or a name); `false` once it has exited. */
-    async kill(signal) {
-      if (signal !== undefined) binding.checkSignal(signal)
-      if (this.exitCode !== undefined) return false
-      return this._conn.call('kill', { pid: this._pid, signal })
-    }
-
-    async sendStdin(data) {
-      this._stdinCheck()
-      if (typeof data !== 'string' && !Buffer.isBuffer(data) && !(data instanceof Uint8Array)) {
-        throw errors.invalidOption(`stdin data must be a string or bytes, got ${describe(data)}`)
-      }
-      await this._view.sendStdin(data)
-    }
-
-    async closeStdin() {
-      this._stdinCheck()
-      await this._view.closeStdin()
-    }
-
-    async resize(cols, rows) {
-      return this._view.resize(cols, rows)
-    }
-
-    _stdinCheck() {
-      if (this._conn.lostError) throw this._conn.lostError
-      if (this.exitCode !== undefined) {
-        throw new errors.ProcessAlreadyExitedError(`Process ${this._pid} has already exited with code ${this.exitCode}`)
-      }
-      if (this._stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${this._pid} does not have stdin available`)
-    }
-  }
-  traceMethods(RemoteProcessHandle, ['wait', 'kill', 'sendStdin', 'closeStdin', 'resize'])
-  return RemoteProcessHandle
-}
-
-traceMethods(RemoteProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize', 'sendStdin', 'closeStdin'])
-
-module.exports = { RemoteProcessView, defineRemoteHandle }
+module.exports = { RemoteProcessView }

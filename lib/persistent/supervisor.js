@@ -16,7 +16,8 @@
 
 const fs = require('node:fs')
 const { binding } = require('../native')
-const { launch, mastraExitCode } = require('../core')
+const { launch } = require('../core')
+const rules = require('../mastra-rules')
 const { request } = require('../manager')
 const { ProcessHandle: CoreProcessHandle } = require('../handle')
 const errors = require('../errors')
@@ -34,8 +35,6 @@ const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
 const expiresAt = startedAt + config.timeoutMs
 const containment = binding.resolveContainment('auto')
-/** Exited processes kept for `list()` and `get()` until released; older ones go first past this. */
-const MAX_EXITED = 1000
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
 
@@ -51,9 +50,7 @@ const clients = new Set()
 let ending = undefined
 
 function info(rec) {
-  const out = { pid: rec.pid, command: rec.command, running: rec.result === undefined }
-  if (rec.result !== undefined) out.exitCode = rec.result.exitCode
-  return out
+  return rules.processInfo({ pid: rec.pid, command: rec.command, exitCode: rec.result?.exitCode })
 }
 
 function output(rec, stream, data) {
@@ -62,20 +59,13 @@ function output(rec, stream, data) {
 }
 
 function settle(rec, exit) {
-  // Killed by the end of the sandbox's lifetime: a timeout too, reported as a local sandbox
-  // reports it (124, timedOut, the same note). A process that ended by itself keeps its result.
-  const lifetime = !exit.timedOut && rec.lifetimeMs !== undefined && exit.signal !== undefined && exit.signal !== null
+  const { note, ...result } = rules.ending(exit, { timeoutMs: rec.core.timeout, lifetimeMs: rec.lifetimeMs })
   // Mastra's note on a timeout is part of stderr, before the exit, for every subscriber alike.
-  if (exit.timedOut) output(rec, 1, rec.core.timeoutNote())
-  else if (lifetime) output(rec, 1, `\nProcess killed: the sandbox's lifetime (timeoutMs) of ${rec.lifetimeMs} ms ended`)
-  const exitCode = lifetime ? 124 : mastraExitCode(exit)
-  rec.result = { exitCode, success: exitCode === 0, executionTimeMs: exit.afterMs }
-  if (exit.timedOut || lifetime) rec.result.timedOut = true
-  if (exitCode === 128 || rec.result.timedOut) rec.result.killed = true
+  if (note) output(rec, 1, note)
+  rec.result = result
   for (const c of rec.subscribers) c.exited(rec)
   if (rec.released) forget(rec)
-  const exited = [...records.values()].filter((r) => r.result !== undefined)
-  for (const r of exited.slice(0, Math.max(0, exited.length - MAX_EXITED))) forget(r)
+  rules.pruneExited(records.values(), (r) => r.result !== undefined, forget)
 }
 
 /** Drops an exited process, and the clients' hold on its retained text. */
@@ -95,7 +85,7 @@ function attached(rec, client) {
   client.subscribe(rec)
   const max = rec.tails[0].max
   const retained = max === Infinity ? 'Infinity' : max
-  return { ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: retained, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
+  return { ...info(rec), id: rec.core.id, stdinMode: rec.stdinMode, maxRetainedBytes: retained, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
 }
 
 /** The Processes API methods a client may call on a process's view. */
@@ -110,7 +100,7 @@ const ops = Object.assign(Object.create(null), {
     const rec = {
       pid: '',
       command: a.command,
-      stdinMode: a.stdinMode === 'ignore' ? 'ignore' : 'pipe',
+      stdinMode: rules.stdinModeOf(a.stdinMode),
       tails: [new Tail(retention(a.maxRetainedBytes)), new Tail(retention(a.maxRetainedBytes))],
       subscribers: new Set(),
       result: undefined,
@@ -221,8 +211,7 @@ const ops = Object.assign(Object.create(null), {
 })
 
 function stdinCheck(rec) {
-  if (rec.result !== undefined) throw new errors.ProcessAlreadyExitedError(`Process ${rec.pid} has already exited with code ${rec.result.exitCode}`)
-  if (rec.stdinMode === 'ignore') throw new errors.ProcessStdinUnavailableError(`Process ${rec.pid} does not have stdin available`)
+  rules.checkStdin(rec.pid, rec.result?.exitCode, rec.stdinMode)
 }
 
 function accept(socket) {

@@ -71,11 +71,11 @@ await check('a persistent sandbox runs its supervisor from the installed package
   const id = `install-check-${process.pid}`
   const wd = path.join(dir, 'persistent')
   const first = new NativeLocalSandbox({ id, workingDirectory: wd, persistent: true, timeoutMs: 60_000 })
-  assert.equal((await first.start()).outcome, 'created')
+  assert.deepEqual(await first.start(), { outcome: 'created', supervisor: 'started' })
   const p = await first.processes.spawn('echo from-the-supervisor; sleep 30')
   await first.detach()
   const second = new NativeLocalSandbox({ id, workingDirectory: wd, persistent: true })
-  assert.equal((await second.start()).outcome, 'connected')
+  assert.deepEqual(await second.start(), { outcome: 'connected', supervisor: 'joined' })
   const again = await second.processes.get(p.pid)
   assert.ok(await eventually(() => again.stdout.includes('from-the-supervisor')), again.stdout)
   const supervisor = second.supervisorPid

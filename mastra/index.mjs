@@ -1,12 +1,12 @@
 // procvisor/mastra, ES module entry: the procvisor-backed Mastra classes built over the ES module
 // build of the application's @mastra/core/workspace (the one `import ... from '@mastra/core/workspace'`
 // gives), so `instanceof LocalSandbox` and Mastra's base-class behaviour are the application's own.
-// See mastra.js for the implementation (shared with the CommonJS entry) and mastra.d.ts for the API.
+// See index.js for the CommonJS entry (which shares define-classes.js) and index.d.ts for the API.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./mastra.js')
-const { importFromApplication } = require('./lib/application.js')
+const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError SandboxAccessError } = require('./index.js')
+const { importFromApplication } = require('../lib/application.js')
 
 let workspace
 try {

@@ -22,7 +22,6 @@ import type {
   CommandResult,
   ExecuteCommandOptions,
   LocalSandbox as MastraLocalSandbox,
-  LocalSandboxOptions,
   MastraSandbox,
   ProcessHandle,
   ProcessInfo,
@@ -30,14 +29,30 @@ import type {
   SandboxInfo,
   SandboxProcessManager,
   SandboxStartOptions,
-  SandboxStartResult,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, TerminalOptions } from './index'
-export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from './index'
+import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, TerminalOptions } from '../index'
+import type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
+export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
+export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 
 /**
- * Mastra's `ProcessHandle` over one procvisor process.
+ * procvisor's API of the process under a {@link NativeProcessHandle} (its `nativeHandle`), the
+ * same whichever side runs it: every member of procvisor's `ProcessHandle` (`waitForPort`,
+ * `waitForLog`, `logs` with cursors, `output`, `status`, `waitForExit`, `kill(signal)`, `reader`,
+ * `writer`, stdin, `resize`). procvisor keeps no text of its own for it: `exitCode`, `stdout`,
+ * `stderr`, the truncation fields and the text of `wait()` are the Mastra handle's.
+ *
+ * In a persistent sandbox it speaks to the supervisor. The supervisor keeps the log, so a cursor
+ * seen in one Node process resumes in another (`logs({ since: cursor })`), and `reader` reads
+ * that log from its first byte. A `signal` ends a wait in this Node process only; the
+ * supervisor's wait ends with its own `timeout` or with the process.
+ */
+export interface NativeHandle extends ProcvisorProcessHandle {}
+
+/**
+ * Mastra's `ProcessHandle` over one procvisor process, in this Node process or, in a persistent
+ * sandbox, under its supervisor.
  *
  * - `pid`: the OS pid (also the process group id) in decimal.
  * - `exitCode`: `undefined` while running; the process's own code after exit, `124` after a
@@ -55,18 +70,8 @@ export declare class NativeProcessHandle extends ProcessHandle {
   readonly pid: string
   /** `undefined` while running (and until all output was delivered), then the exit code. */
   readonly exitCode: number | undefined
-  /**
-   * The procvisor handle underneath: `waitForPort`, `waitForLog`, `logs` (cursor-based,
-   * re-readable), `status`, `kill(signal)`. Its own retained `stdout`/`stderr` are empty (Mastra's
-   * base class retains the text).
-   *
-   * In a persistent sandbox it is the supervisor's view of the process, with the Processes API
-   * methods only: `status`, `logs`, `output`, `waitForExit`, `waitForLog`, `waitForPort`, `kill`,
-   * `resize`, `sendStdin`, `closeStdin`. The supervisor keeps the log, so a cursor seen in one
-   * Node process resumes in another (`logs({ since: cursor })`). A `signal` ends the wait in this
-   * Node process only; the supervisor's wait ends with its own `timeout` or with the process.
-   */
-  readonly nativeHandle: ProcvisorProcessHandle
+  /** procvisor's API of the same process: see {@link NativeHandle}. */
+  readonly nativeHandle: NativeHandle
   /**
    * SIGKILL to the whole process group. `false` if the process had already exited; otherwise
    * `true`, without waiting for the exit. Safe to call twice. procvisor extension: a `signal`
@@ -116,9 +121,8 @@ export declare class NativeProcessHandle extends ProcessHandle {
  *
  * In a persistent sandbox ({@link NativeLocalSandboxOptions.persistent}) the sandbox's
  * supervisor starts and keeps the processes, and this manager speaks to it: `list()` and
- * `get(pid)` also see the processes that other Node processes started. Its handles have the
- * members of {@link NativeProcessHandle} but are another subclass of Mastra's `ProcessHandle`
- * (not `instanceof NativeProcessHandle`).
+ * `get(pid)` also see the processes that other Node processes started. Its handles are
+ * {@link NativeProcessHandle}s there too, with the same members and answers.
  */
 export declare class NativeProcessManager<TSandbox extends MastraSandbox = MastraLocalSandbox> extends SandboxProcessManager<TSandbox> {
   /**
@@ -154,10 +158,14 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
   /**
    * Every tracked process, running or exited, with its `command`. In a persistent sandbox:
    * every process of its supervisor, whichever Node process started it (`[]` while not attached).
+   * Of the exited ones neither released nor read, the newest 1000 are kept (in this Node process
+   * and in the supervisor alike); older ones are forgotten, and `get()` no longer finds them.
    */
   list(): Promise<ProcessInfo[]>
   /**
-   * A tracked handle (Mastra's rule: an exited one is pruned on read). In a persistent sandbox,
+   * A tracked handle (Mastra's rule: an exited one is pruned on read, and `list()` leaves it out
+   * from then on; in a persistent sandbox, in this object, while the supervisor keeps it for other
+   * Node processes and for the handle's `nativeHandle`). In a persistent sandbox,
    * also a process another Node process started, or this one before a restart: the handle
    * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
    * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,
@@ -171,91 +179,6 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * exit is still waited for, so send a signal the process survives with `handle.kill(signal)`.
    */
   kill(pid: string, signal?: ProcessSignal): Promise<boolean>
-}
-
-/**
- * `LocalSandboxOptions`, plus the lifecycle of a hosted sandbox, locally: a maximum lifetime, a
- * checkpoint taken on stop and restored on start, processes that outlive Node. Every Mastra
- * option keeps its meaning.
- */
-export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
-  /**
-   * The maximum wall-clock lifetime in milliseconds from `start()`. When it is over the sandbox
-   * stops itself through the normal stop path, whatever it is doing: the `onStop` hook runs,
-   * every process is killed (a running command resolves as a per-command `timeout` does: exit
-   * code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
-   * sandbox's lifetime (timeoutMs) of N ms ended"), a checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
-   * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
-   * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
-   * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
-   *
-   * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
-   * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
-   * or without anyone attached: it kills every process (one still running then resolves with
-   * exit code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
-   * sandbox's lifetime (timeoutMs) of N ms ended"), captures the checkpoint with
-   * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
-   * object rejects with `SandboxSupervisorLostError`).
-   */
-  timeoutMs?: number
-  /**
-   * `stop()` captures the working directory as this sandbox's checkpoint (after its processes
-   * are killed, so none is writing), and a later `start()` whose working directory is missing or
-   * empty restores it. The checkpoint is `checkpointName`, or else a name made from `id` (the id
-   * itself when it is a valid checkpoint name of at most 200 bytes, else a valid name cut to fit
-   * with a hash of the whole id). `destroy()` deletes the checkpoints this id
-   * captured. Not a boolean: `InvalidProcessOptionError`.
-   */
-  snapshotOnStop?: boolean
-  /**
-   * The processes run under a supervisor process of the sandbox's own and outlive this Node
-   * process, until `stop()`, `destroy()` or the end of the lifetime (`timeoutMs`, five minutes by
-   * default). The first `start()` starts the supervisor, detached (outcome `'created'`); a
-   * `start()` in any later Node process of the same user, with the same `id` and working
-   * directory, attaches to it (outcome `'connected'`), and with another working directory throws
-   * `InvalidProcessOptionError` (one id is one sandbox). A Node process that exits, or
-   * `detach()`, leaves the processes running; the connection keeps Node alive only while a call
-   * or a `wait()` is pending.
-   *
-   * One supervisor per id and user (it holds a lock file of its id for its life, and puts back
-   * a deleted socket), reached over a Unix socket in `$XDG_RUNTIME_DIR/procvisor` (when
-   * `$XDG_RUNTIME_DIR` is this user's with mode 0700), else in `<tmpdir>/procvisor-<uid>`, else in
-   * `/tmp/procvisor-<uid>`, the first where the socket path fits; that directory must be this
-   * user's with mode 0700, and the supervisor refuses clients of another uid
-   * (`SandboxAccessError`). The supervisor runs without the caller's `NODE_*` variables. A
-   * supervisor killed by SIGKILL takes its processes with it. The `id` must be a string of 1 to
-   * 128 characters without control characters. Not a boolean, `true` without an `id` (a generated
-   * one could never be found again), or a bad `id`:
-   * `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
-   */
-  persistent?: boolean
-}
-
-/** What the last capture or restore of a {@link NativeLocalSandbox} did. */
-export interface NativeCheckpointReport {
-  /** `'capture'` (stop with `snapshotOnStop`, or `snapshot()`) or `'restore'` (on `start()`). */
-  operation: 'capture' | 'restore'
-  /** The checkpoint's name. */
-  name: string
-  /** Regular files copied. */
-  files: number
-  /** Directories made (the root not counted). */
-  directories: number
-  /** Symbolic links copied as links (never followed). */
-  symlinks: number
-  /** Bytes of file data. */
-  bytes: number
-  /** Files cloned (`FICLONE`, on filesystems with reflinks): no data was copied for them. */
-  reflinked: number
-  /** Entries that hold no data to copy (sockets, FIFOs, devices): skipped, and logged as a warning. */
-  skipped: Array<{
-    /** Relative to the root of the copy. */
-    path: string
-    /** `'socket'`, `'fifo'`, `'character device'` or `'block device'`. */
-    kind: string
-  }>
-  /** Wall time of the copy in milliseconds. */
-  durationMs: number
 }
 
 /**
@@ -298,12 +221,6 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    */
   constructor(options?: NativeLocalSandboxOptions)
   /**
-   * Mastra's `start()`. Resolves with how it started: `outcome: 'created'` for a fresh start,
-   * `'connected'` when it was running already, joined a sandbox of the same id and working
-   * directory running in this Node process, or attached to a persistent sandbox's supervisor.
-   */
-  start(options?: SandboxStartOptions): Promise<SandboxStartResult>
-  /**
    * The sandbox's process manager, bound to this sandbox: it follows the sandbox's working
    * directory, environment (including `setEnv`) and isolation. Objects joined by id share its
    * tracked processes.
@@ -333,6 +250,13 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   readonly expiresAt: Date | undefined
   /** What the last capture or restore by this object did; `undefined` before the first. */
   readonly lastCheckpoint: NativeCheckpointReport | undefined
+  /**
+   * Mastra's `start()`: always resolves with the outcome ({@link NativeStartResult}), and with
+   * `persistent`, whether the supervisor was started or joined.
+   */
+  start(options?: SandboxStartOptions): Promise<NativeStartResult>
+  /** Mastra's `_start()`, the same as {@link NativeLocalSandbox.start}. */
+  _start(options?: SandboxStartOptions): Promise<NativeStartResult>
   /**
    * Mastra's built-in `executeCommand` over `this.processes`: args POSIX-quoted onto the command
    * line, stdin ignored, all output retained unless `maxRetainedBytes` is given, the handle

@@ -1,0 +1,54 @@
+// The three sandboxes the project's own Mastra suites run against: Mastra's own LocalSandbox
+// (execa), NativeLocalSandbox, and NativeLocalSandbox with `persistent: true` (its processes under
+// a supervisor, a fresh id per sandbox). `make(options)` builds one; `end(sandbox)` destroys it
+// and sweeps a supervisor a failed test left running.
+import * as fs from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { LocalSandbox } from '@mastra/core/workspace'
+import { NativeLocalSandbox } from 'procvisor/mastra'
+import { freshId, sweep } from './persistent-common.mjs'
+
+export const BACKENDS = [
+  { name: 'mastra', title: "Mastra's LocalSandbox", mastra: true, make: (options) => new LocalSandbox(options) },
+  { name: 'native', title: 'NativeLocalSandbox', native: true, make: (options) => new NativeLocalSandbox(options) },
+  {
+    name: 'persistent',
+    title: 'NativeLocalSandbox, persistent',
+    native: true,
+    persistent: true,
+    make: (options) => new NativeLocalSandbox({ id: freshId(), persistent: true, ...options }),
+  },
+]
+
+/** Destroys `sb` (its supervisor too), whatever state a test left it in. */
+export async function end(sb) {
+  await sb._destroy().catch(() => {})
+  if (sb.persistent) await sweep(sb.id)
+}
+
+/**
+ * Keeps Node's event loop alive until the returned function is called. A persistent sandbox's
+ * connection holds it only while a call or a wait() is pending, by design, so a test that awaits
+ * output through listeners alone would otherwise end with the loop.
+ */
+export function holdLoop() {
+  const timer = setInterval(() => {}, 1 << 30)
+  return () => clearInterval(timer)
+}
+
+/** The reason a test about what only `backends` have is skipped on `backend`, else false. */
+export function onlyOn(backend, names, why) {
+  return !names.includes(backend.name) && `${backend.title}: ${why}`
+}
+
+/**
+ * Puts this test process's persistent sandboxes in a socket directory of its own (a private
+ * XDG_RUNTIME_DIR), so that the fixed ids of a suite never meet another run's supervisors.
+ */
+export function privateSockets() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-run-'))
+  process.env.XDG_RUNTIME_DIR = dir
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}

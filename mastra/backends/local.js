@@ -1,0 +1,121 @@
+'use strict'
+// The local backend of NativeProcessManager: processes run by this Node process on procvisor's
+// native core (every sandbox that is not persistent, and the manager outside a sandbox).
+
+const { ProcessHandle: CoreProcessHandle } = require('../../lib/handle.js')
+const { launch, listenersOf } = require('../../lib/core.js')
+const { request } = require('../../lib/manager.js')
+const { binding } = require('../../lib/native.js')
+const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/mastra-rules.js')
+
+/** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
+function containment() {
+  return binding.resolveContainment('auto')
+}
+
+/**
+ * procvisor's ProcessHandle of a process under a NativeProcessHandle (its `nativeHandle`). procvisor
+ * keeps no text of its own for it (Mastra's base class retains it): the exit code, the retained
+ * text and the result of `wait()` are the Mastra handle's, as a persistent sandbox's view reports.
+ */
+class LocalNativeView extends CoreProcessHandle {
+  constructor(core, owner) {
+    super(core)
+    this._owner = owner
+  }
+
+  get exitCode() {
+    return this._owner.exitCode
+  }
+
+  get stdout() {
+    return this._owner.stdout
+  }
+
+  get stderr() {
+    return this._owner.stderr
+  }
+
+  get stdoutDroppedBytes() {
+    return this._owner.stdoutDroppedBytes
+  }
+
+  get stderrDroppedBytes() {
+    return this._owner.stderrDroppedBytes
+  }
+
+  /** Called once the core finished, after the owner ended (its reaction came first). */
+  _resultOf() {
+    return handleResult(this._owner._end, this._owner)
+  }
+}
+
+/** One process of this Node process under a NativeProcessHandle. */
+class LocalProcess {
+  constructor(core) {
+    this.core = core
+    this.pid = String(core.pid)
+    this._handle = undefined
+    this._view = undefined
+  }
+
+  /** procvisor's ProcessHandle of the same process core, made on first use. */
+  get nativeHandle() {
+    if (!this._view) this._view = new LocalNativeView(this.core, this._handle)
+    return this._view
+  }
+
+  /** Whether the process has not finished yet (exited, output drained). */
+  get running() {
+    return this.core.exitCode() === undefined
+  }
+
+  /** Output already reaches `handle` through the launch's listeners; this adds the end. */
+  feed(handle) {
+    this._handle = handle
+    const core = this.core
+    core.finish().then((exit) => {
+      const end = ending(exit, { timeoutMs: core.timeout, lifetimeMs: handle._lifetimeMs })
+      if (end.note) handle.emitStderr(end.note)
+      handle._ended(end)
+    })
+  }
+
+  whileWaiting(promise) {
+    return promise
+  }
+
+  /** A process of this Node process is always reachable. */
+  check() {}
+}
+
+/** NativeProcessManager's spawn, list, get and release for processes of this Node process. */
+const local = {
+  /** Starts `command` here; `handle` gets its output from the first byte. */
+  async spawn(manager, handle, command, spec) {
+    const o = spec.options
+    const launchOptions = {
+      argv: spec.argv,
+      cwd: spec.cwd,
+      timeout: o.timeout ? o.timeout : undefined,
+      stdinMode: stdinModeOf(o.stdinMode),
+      maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
+      pty: o.pty,
+    }
+    const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
+    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment())
+    handle._attach(new LocalProcess(await launch('shell', req, { command }, listeners)))
+  },
+
+  async list(manager) {
+    return [...manager._tracked.values()].map((h) => processInfo(h))
+  },
+
+  async get(manager, pid) {
+    return manager._tracked.get(pid)
+  },
+
+  release() {},
+}
+
+module.exports = { local, LocalProcess }

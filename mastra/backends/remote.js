@@ -1,0 +1,220 @@
+'use strict'
+// The remote backend: a persistent NativeLocalSandbox's side of its supervisor. The processes
+// run under the supervisor; this Node process starts, lists and attaches to them over the
+// connection (NativeProcessManager's spawn, list, get and release), and the sandbox finds,
+// starts, attaches to, ends and lets go of (`detach()`) the supervisor itself.
+
+const path = require('node:path')
+const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/errors.js')
+const { findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
+const { socketPath } = require('../../lib/persistent/location.js')
+const { RemoteProcessView } = require('../../lib/persistent/handles.js')
+const { stdinModeOf } = require('../../lib/mastra-rules.js')
+
+/** `maxRetainedBytes` as it crosses the socket, and back: JSON has no Infinity. */
+const toWire = (bytes) => (bytes === Infinity ? 'Infinity' : bytes)
+const fromWire = (bytes) => (bytes === 'Infinity' ? Infinity : bytes)
+
+/**
+ * One process of the sandbox's supervisor under a NativeProcessHandle of this Node process,
+ * made from the supervisor's answer to `spawn` or `attach` (the process, the text it kept, its
+ * result once exited).
+ */
+class RemoteProcess {
+  /**
+   * `spawned`: the answer to a spawn, whose output reaches the handle from the next turn on, as a
+   * local process's does, so that a `reader` or listener added right after `spawn()` resolves
+   * gets it from the first byte. An attached one (`get()`) begins with the text the supervisor kept.
+   */
+  constructor(conn, answer, { spawned = false } = {}) {
+    this.conn = conn
+    this.pid = String(answer.pid)
+    this.nativeHandle = new RemoteProcessView(conn, this.pid, { id: answer.id, command: answer.command })
+    this._answer = answer
+    this._spawned = spawned
+  }
+
+  /** Runs as the answer is read, before any later frame: the handle misses no event. */
+  feed(handle) {
+    const { conn, pid } = this
+    const answer = this._answer
+    this._answer = undefined
+    this.nativeHandle._own(handle)
+    let queue = this._spawned ? [] : undefined
+    const deliver = (task) => (queue ? queue.push(task) : task())
+    if (queue) {
+      setImmediate(() => {
+        const tasks = queue
+        queue = undefined
+        for (const task of tasks) task()
+      })
+    }
+    const onGone = (error) => handle._lost(error)
+    const end = (result) => {
+      conn.subscribers.delete(pid)
+      conn.removeListener('gone', onGone)
+      handle._ended(result)
+    }
+    conn.once('gone', onGone)
+    conn.subscribers.set(pid, (m) => {
+      if (m.kind === 'out') deliver(() => (m.stream === 0 ? handle.emitStdout(m.data) : handle.emitStderr(m.data)))
+      else if (m.kind === 'exit') deliver(() => end(m.result))
+    })
+    if (answer.stdout) deliver(() => handle.emitStdout(answer.stdout))
+    if (answer.stderr) deliver(() => handle.emitStderr(answer.stderr))
+    if (answer.result) deliver(() => end(answer.result))
+  }
+
+  /** Keeps Node alive (the connection referenced) while a wait() is pending. */
+  whileWaiting(promise) {
+    const release = this.conn.hold()
+    return promise.finally(release)
+  }
+
+  check() {
+    if (this.conn.lostError) throw this.conn.lostError
+  }
+}
+
+/** NativeProcessManager's spawn, list, get and release in a persistent sandbox. */
+const remote = {
+  /** The supervisor starts `command`; `handle` gets its output from the first byte. */
+  async spawn(manager, handle, command, spec) {
+    const conn = manager.sandbox._connection()
+    const o = spec.options
+    const args = {
+      command,
+      argv: spec.argv,
+      // Resolved here, against this Node process's directory: the supervisor's is another.
+      cwd: path.resolve(spec.cwd),
+      env: spec.env,
+      timeout: o.timeout ? o.timeout : undefined,
+      stdinMode: stdinModeOf(o.stdinMode),
+      pty: o.pty,
+      maxRetainedBytes: toWire(o.maxRetainedBytes),
+    }
+    await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer, { spawned: true })))
+  },
+
+  /**
+   * Every process of the supervisor, whichever Node process started it, but those this object
+   * released or read after their exit (Mastra's prune): they are gone for it, as in a local
+   * sandbox, while the supervisor keeps them for other Node processes and for their handles'
+   * `nativeHandle`.
+   */
+  async list(manager) {
+    // Not attached (never started, stopped, detached): nothing of the sandbox is known here.
+    const conn = manager.sandbox._conn
+    if (!conn) return []
+    const dismissed = manager._dismissed
+    return (await conn.call('list')).filter((p) => !dismissed.has(p.pid))
+  },
+
+  /**
+   * A tracked handle, or one made for a process that another Node process started (or this
+   * one, before a restart), with the text the supervisor kept.
+   */
+  async get(manager, pid) {
+    const tracked = manager._tracked.get(pid)
+    if (tracked) return tracked
+    const conn = manager.sandbox._connection()
+    let handle
+    try {
+      await conn.call('attach', { pid: String(pid) }, (answer) => {
+        // The retention the process was spawned with, so the handle keeps all the supervisor sent.
+        const kept = fromWire(answer.maxRetainedBytes)
+        handle = manager._newHandle({ ...(typeof kept === 'number' && { maxRetainedBytes: kept }), stdinMode: answer.stdinMode })
+        handle.command = answer.command
+        handle._attach(new RemoteProcess(conn, answer))
+      })
+    } catch (e) {
+      if (e instanceof ProcessNotFoundError) return undefined
+      throw e
+    }
+    return manager._track(handle)
+  },
+
+  /** The supervisor forgets the process too, once it exited. */
+  release(manager, pid) {
+    const conn = manager.sandbox._conn
+    if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+  },
+}
+
+/** The sandbox methods that speak to its supervisor (added to NativeLocalSandbox). */
+class SupervisorMethods {
+  /**
+   * Lets go of a persistent sandbox without stopping it: its processes run on until its
+   * lifetime ends, and a later `start()` (here or in another Node process) attaches again.
+   */
+  async detach() {
+    if (!this._persistent) throw invalidOption('detach() is for persistent sandboxes (persistent: true); stop() ends this one')
+    const conn = this._conn
+    this._conn = undefined
+    if (conn) conn.close()
+    if (this.status === 'running') this.status = 'stopped'
+  }
+
+  /** @internal The live connection, or the typed error of its loss. */
+  _connection() {
+    const conn = this._conn
+    if (!conn) throw new SandboxSupervisorLostError(`sandbox ${this.id} is not attached; start() attaches it`)
+    if (conn.lostError) throw conn.lostError
+    return conn
+  }
+
+  /** @internal */
+  _supervisorConfig() {
+    return {
+      id: String(this.id),
+      workingDirectory: path.resolve(this.workingDirectory),
+      socketPath: socketPath(this.id),
+      timeoutMs: this._timeoutMs,
+      snapshot: this._snapshotOnStop ? { checkpointsDirectory: path.resolve(this._checkpointsDirectory), checkpointName: this._checkpointName } : null,
+    }
+  }
+
+  /** @internal The supervisor already serving this id, if one answers. */
+  async _findSupervisor() {
+    const conn = await findSupervisor(socketPath(this.id))
+    if (!conn) return undefined
+    const wd = path.resolve(this.workingDirectory)
+    if (conn.sandbox.workingDirectory !== wd) {
+      conn.close()
+      throw invalidOption(`sandbox ${this.id} is running in ${conn.sandbox.workingDirectory}, not in ${wd}: one id is one sandbox`)
+    }
+    return conn
+  }
+
+  /** @internal Starts the supervisor (or joins one that won the race to start) and attaches. */
+  async _startSupervisor() {
+    const conn = await startSupervisor(this._supervisorConfig())
+    this._attach(conn, conn.startedHere ? 'started' : 'joined')
+  }
+
+  /** @internal `supervisor`: whether this acquisition started it (`'started'`) or joined it. */
+  _attach(conn, supervisor) {
+    if (this._conn && this._conn !== conn) this._conn.close()
+    this._conn = conn
+    this._supervisorStart = supervisor
+    // Handles of an earlier connection speak to a supervisor this object no longer uses.
+    this.processes._tracked = new Map()
+    this.processes._dismissed = new Set()
+    conn.once('lost', (error) => this.logger.warn('The supervisor of a persistent sandbox is gone', { sandbox: this.id, error: error.message }))
+  }
+
+  /** @internal stop() and destroy() of a persistent sandbox: the supervisor ends with its processes. */
+  async _endSupervisor() {
+    const conn = this._conn
+    this._conn = undefined
+    if (!conn || conn.lostError) return
+    try {
+      await conn.call('shutdown')
+    } catch (error) {
+      if (!(error instanceof SandboxSupervisorLostError)) throw error
+    }
+    conn.close()
+  }
+}
+
+module.exports = { remote, RemoteProcess, SupervisorMethods }

@@ -1,0 +1,109 @@
+/**
+ * The options and results of procvisor/mastra's NativeLocalSandbox beyond Mastra's own: the
+ * lifecycle options, what `start()` resolves with, what a checkpoint did. Exported by
+ * `procvisor/mastra` (index.d.ts).
+ * @module
+ */
+import type { LocalSandboxOptions, SandboxStartResult } from '@mastra/core/workspace'
+
+/**
+ * `LocalSandboxOptions`, plus the lifecycle of a hosted sandbox, locally: a maximum lifetime, a
+ * checkpoint taken on stop and restored on start, processes that outlive Node. Every Mastra
+ * option keeps its meaning.
+ */
+export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
+  /**
+   * The maximum wall-clock lifetime in milliseconds from `start()`. When it is over the sandbox
+   * stops itself through the normal stop path, whatever it is doing: the `onStop` hook runs,
+   * every process is killed (a running command resolves as a per-command `timeout` does: exit
+   * code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
+   * sandbox's lifetime (timeoutMs) of N ms ended"), a checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
+   * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
+   * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
+   * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
+   *
+   * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
+   * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
+   * or without anyone attached: it kills every process (one still running then resolves with
+   * exit code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
+   * sandbox's lifetime (timeoutMs) of N ms ended"), captures the checkpoint with
+   * `snapshotOnStop`, and exits (the `onStop` hook does not run; the next call of an attached
+   * object rejects with `SandboxSupervisorLostError`).
+   */
+  timeoutMs?: number
+  /**
+   * `stop()` captures the working directory as this sandbox's checkpoint (after its processes
+   * are killed, so none is writing), and a later `start()` whose working directory is missing or
+   * empty restores it. The checkpoint is `checkpointName`, or else a name made from `id` (the id
+   * itself when it is a valid checkpoint name of at most 200 bytes, else a valid name cut to fit
+   * with a hash of the whole id). `destroy()` deletes the checkpoints this id
+   * captured. Not a boolean: `InvalidProcessOptionError`.
+   */
+  snapshotOnStop?: boolean
+  /**
+   * The processes run under a supervisor process of the sandbox's own and outlive this Node
+   * process, until `stop()`, `destroy()` or the end of the lifetime (`timeoutMs`, five minutes by
+   * default). The first `start()` starts the supervisor, detached (`supervisor: 'started'`); a
+   * `start()` in any later Node process of the same user, with the same `id` and working
+   * directory, attaches to it (`outcome: 'connected'`, `supervisor: 'joined'`), and with another
+   * working directory throws `InvalidProcessOptionError` (one id is one sandbox). A start that
+   * starts the supervisor reports Mastra's outcome for the working directory: `'connected'` when
+   * it exists, `'created'` when it does not (see {@link NativeStartResult}). A Node process that exits, or
+   * `detach()`, leaves the processes running; the connection keeps Node alive only while a call
+   * or a `wait()` is pending.
+   *
+   * One supervisor per id and user (it holds a lock file of its id for its life, and puts back
+   * a deleted socket), reached over a Unix socket in `$XDG_RUNTIME_DIR/procvisor` (when
+   * `$XDG_RUNTIME_DIR` is this user's with mode 0700), else in `<tmpdir>/procvisor-<uid>`, else in
+   * `/tmp/procvisor-<uid>`, the first where the socket path fits; that directory must be this
+   * user's with mode 0700, and the supervisor refuses clients of another uid
+   * (`SandboxAccessError`). The supervisor runs without the caller's `NODE_*` variables. A
+   * supervisor killed by SIGKILL takes its processes with it. The `id` must be a string of 1 to
+   * 128 characters without control characters. Not a boolean, `true` without an `id` (a generated
+   * one could never be found again), or a bad `id`:
+   * `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
+   */
+  persistent?: boolean
+}
+
+/**
+ * What `start()` of a {@link NativeLocalSandbox} resolves with: Mastra's `SandboxStartResult`
+ * (`outcome: 'connected'` when the working directory existed or a running sandbox was joined,
+ * `'created'` when the working directory was made), and with `persistent`, `supervisor`.
+ */
+export interface NativeStartResult extends SandboxStartResult {
+  /**
+   * Only with `persistent`: `'started'` when this start started the sandbox's supervisor,
+   * `'joined'` when one was serving already (started by another Node process or object, or
+   * this object was attached already). Independent of `outcome`: a supervisor started over an
+   * existing working directory is `{ outcome: 'connected', supervisor: 'started' }`.
+   */
+  supervisor?: 'started' | 'joined'
+}
+
+/** What the last capture or restore of a {@link NativeLocalSandbox} did. */
+export interface NativeCheckpointReport {
+  /** `'capture'` (stop with `snapshotOnStop`, or `snapshot()`) or `'restore'` (on `start()`). */
+  operation: 'capture' | 'restore'
+  /** The checkpoint's name. */
+  name: string
+  /** Regular files copied. */
+  files: number
+  /** Directories made (the root not counted). */
+  directories: number
+  /** Symbolic links copied as links (never followed). */
+  symlinks: number
+  /** Bytes of file data. */
+  bytes: number
+  /** Files cloned (`FICLONE`, on filesystems with reflinks): no data was copied for them. */
+  reflinked: number
+  /** Entries that hold no data to copy (sockets, FIFOs, devices): skipped, and logged as a warning. */
+  skipped: Array<{
+    /** Relative to the root of the copy. */
+    path: string
+    /** `'socket'`, `'fifo'`, `'character device'` or `'block device'`. */
+    kind: string
+  }>
+  /** Wall time of the copy in milliseconds. */
+  durationMs: number
+}

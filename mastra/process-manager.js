@@ -1,0 +1,110 @@
+'use strict'
+// NativeProcessManager: Mastra's SandboxProcessManager on procvisor. It works out what a spawn
+// runs (command line, working directory, environment, isolation) and tracks the handles; a
+// backend runs the processes: this Node process (backends/local.js) or, in a persistent
+// sandbox, its supervisor (backends/remote.js).
+
+const { pruneExited } = require('../lib/mastra-rules.js')
+const { sandboxDirectory, commandCwd } = require('../lib/paths.js')
+const { traceMethods } = require('../lib/trace.js')
+const { local } = require('./backends/local.js')
+const { remote } = require('./backends/remote.js')
+
+/** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
+function envStrings(env) {
+  const out = {}
+  for (const [k, v] of Object.entries(env || {})) out[k] = v === undefined ? undefined : String(v)
+  return out
+}
+
+/** Builds NativeProcessManager over Mastra's `SandboxProcessManager` and NativeProcessHandle. */
+function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle }) {
+  /**
+   * Mastra `SandboxProcessManager` on procvisor. Mastra's base class wraps `spawn` / `list` / `get`
+   * (ensureRunning, the `setEnv` overlay, abort signals, prune-on-read) and provides `kill` and
+   * `release`; this class starts the processes. Works inside any `MastraSandbox`; inside a
+   * `LocalSandbox` it follows the sandbox's working directory, env and isolation.
+   */
+  class NativeProcessManager extends SandboxProcessManager {
+    /** Runs `command` with `/bin/sh -c` (or the sandbox's isolation wrapper, without a shell) in a new process group. */
+    async spawn(command, options) {
+      const o = options || {}
+      const sandbox = this.sandbox
+      const workingDirectory = sandboxDirectory(sandbox)
+      const cwd = commandCwd(workingDirectory, o.cwd)
+      const env =
+        sandbox && typeof sandbox.buildEnv === 'function'
+          ? sandbox.buildEnv(o.env)
+          : { PATH: process.env.PATH, ...this.env, ...o.env }
+      let argv
+      if (sandbox && sandbox.isolation && sandbox.isolation !== 'none' && typeof sandbox.wrapCommandForIsolation === 'function') {
+        const wrapped = sandbox.wrapCommandForIsolation(command)
+        argv = [wrapped.command, ...wrapped.args]
+      }
+      const handle = this._newHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
+      await this._backend().spawn(this, handle, command, { argv, cwd, env: envStrings(env), workingDirectory, options: o })
+      return this._track(handle)
+    }
+
+    /**
+     * Every tracked process, running or exited (until released or read once after exit); in a
+     * persistent sandbox, every process of its supervisor.
+     */
+    async list() {
+      return this._backend().list(this)
+    }
+
+    /**
+     * A tracked handle; in a persistent sandbox, also a process that another Node process
+     * started (or this one, before a restart), with its retained output.
+     */
+    async get(pid) {
+      return this._backend().get(this, pid)
+    }
+
+    /**
+     * Mastra's kill (the process killed, waited for and released); procvisor extension: a
+     * `signal` (a number or a name) is sent instead of SIGKILL, and the exit is still waited for.
+     */
+    async kill(pid, signal) {
+      if (signal === undefined) return super.kill(pid)
+      binding.checkSignal(signal)
+      const handle = await this.get(pid)
+      if (!handle) return false
+      const killed = await handle.kill(signal)
+      if (killed) await handle.wait().catch(() => {})
+      this.release(handle.pid)
+      return killed
+    }
+
+    /** Mastra's release; a persistent sandbox's supervisor forgets the process too once it exited. */
+    release(pid) {
+      super.release(pid)
+      this._backend().release(this, pid)
+    }
+
+    /** @internal Where the processes run: the sandbox's supervisor when it is persistent, else here. */
+    _backend() {
+      return this.sandbox && this.sandbox._persistent ? remote : local
+    }
+
+    /** @internal A handle not yet attached to a process. */
+    _newHandle(options) {
+      return new NativeProcessHandle(options)
+    }
+
+    /** @internal Tracks a handle; at each exit, the oldest exited ones beyond the limit go. */
+    _track(handle) {
+      const tracked = this._tracked
+      tracked.set(handle.pid, handle)
+      const prune = () => pruneExited(tracked.values(), (h) => h.exitCode !== undefined, (h) => tracked.delete(h.pid))
+      handle._waitPromise.then(prune, () => {})
+      return handle
+    }
+  }
+
+  traceMethods(NativeProcessManager, ['spawn', 'list', 'get', 'kill'])
+  return NativeProcessManager
+}
+
+module.exports = { defineNativeProcessManager }

@@ -1,0 +1,294 @@
+'use strict'
+// NativeLocalSandbox: Mastra's LocalSandbox with NativeProcessManager as `processes`, a lifetime
+// (lifetime.js), native checkpoints (checkpoints.js) and persistent sandboxes over a supervisor
+// (backends/remote.js).
+
+const path = require('node:path')
+const { Connection } = require('../lib/persistent/client.js')
+const { checkId } = require('../lib/persistent/location.js')
+const { binding } = require('../lib/native.js')
+const { absoluteDirectory, absoluteCheckpoints } = require('../lib/paths.js')
+const { traceMethods } = require('../lib/trace.js')
+const { shellQuote } = require('../lib/mastra-rules.js')
+const { RunningSandbox, runningSandboxes, LifetimeMethods } = require('./lifetime.js')
+const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
+const { SupervisorMethods } = require('./backends/remote.js')
+
+
+/** Adds the methods of `from` (a class of methods that use no `super`) to `Class`, as its own. */
+function addMethods(Class, from) {
+  for (const name of Object.getOwnPropertyNames(from.prototype)) {
+    if (name !== 'constructor') Object.defineProperty(Class.prototype, name, Object.getOwnPropertyDescriptor(from.prototype, name))
+  }
+}
+
+/** Builds NativeLocalSandbox over Mastra's `LocalSandbox` and NativeProcessManager. */
+function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativeProcessHandle }) {
+  /**
+   * Mastra's `LocalSandbox` with `NativeProcessManager` as `processes`. Takes every
+   * `LocalSandboxOptions`; `executeCommand`, `stop()`, `destroy()`, the workspace tools and the
+   * LSP client all run through procvisor.
+   */
+  class NativeLocalSandbox extends LocalSandbox {
+    constructor(options) {
+      const o = options || {}
+      // Before anything is built: a bad value is a typed error, not a sandbox that half works.
+      const lifecycle = binding.checkLifecycleOptions(o)
+      // Absolute from here on, against Node's working directory now: every later use (commands,
+      // checkpoints, the running-sandbox key) reads the same directory whatever the cwd becomes.
+      const workingDirectory = absoluteDirectory('workingDirectory', o.workingDirectory)
+      const checkpointsDirectory = absoluteCheckpoints(o.checkpointsDirectory)
+      // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
+      super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
+      if (lifecycle.persistent) checkId(this.id)
+      // A capture would copy itself into itself: refused now rather than at the first stop.
+      binding.checkCheckpointsDirectory(this.workingDirectory, this._checkpointsDirectory)
+      const pm = new NativeProcessManager({ env: o.env ?? {} })
+      pm.sandbox = this
+      this.processes = pm
+      /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
+      this._procvisorOptions = o
+      this._timeoutMs = lifecycle.timeoutMs ?? undefined
+      this._snapshotOnStop = lifecycle.snapshotOnStop
+      this._explicitCheckpointName = o.checkpointName
+      // Mastra's restore on start and snapshot() read this field: with a name they restore and capture.
+      if (this._snapshotOnStop && this._checkpointName === undefined) this._checkpointName = checkpointNameFor(this.id)
+      this._running = undefined
+      this._lastCheckpoint = undefined
+      this._persistent = lifecycle.persistent
+      /** @internal The connection to a persistent sandbox's supervisor while attached. */
+      this._conn = undefined
+      /** @internal Whether the last acquisition started the supervisor or joined it. */
+      this._supervisorStart = undefined
+    }
+
+    /** Mastra's `setWorkingDirectory`, keeping the directory absolute (resolved against Node's cwd now). */
+    setWorkingDirectory(dir) {
+      super.setWorkingDirectory(typeof dir === 'string' ? absoluteDirectory('workingDirectory', dir) : dir)
+    }
+
+    /** Whether the processes run under a supervisor of their own and outlive this Node process. */
+    get persistent() {
+      return this._persistent
+    }
+
+    /** The pid of a persistent sandbox's supervisor while this object is attached to it. */
+    get supervisorPid() {
+      return this._conn && !this._conn.lostError ? this._conn.sandbox.pid : undefined
+    }
+
+    /** The maximum lifetime from `start()` in milliseconds, if there is one. */
+    get timeoutMs() {
+      return this._timeoutMs
+    }
+
+    /** Whether `stop()` captures the working directory as this sandbox's checkpoint. */
+    get snapshotOnStop() {
+      return this._snapshotOnStop
+    }
+
+    /** The checkpoint this sandbox restores from and captures to: `checkpointName`, or one made from `id`. */
+    get checkpointName() {
+      return this._checkpointName
+    }
+
+    /** When the running sandbox's lifetime ends; `undefined` when it is not running or has no lifetime. */
+    get expiresAt() {
+      const at = this._persistent ? this._conn?.sandbox?.expiresAt : this._running?.expiresAt
+      return at === undefined ? undefined : new Date(at)
+    }
+
+    /** What the last capture or restore of this object did (counts, bytes, skipped entries). */
+    get lastCheckpoint() {
+      return this._lastCheckpoint
+    }
+
+    /**
+     * Mastra's acquisition, with one more case: another object with this id and working directory
+     * is running in this Node process, and this one joins it (outcome `'connected'`). A persistent
+     * sandbox finds the supervisor serving its id, else its working directory as Mastra does.
+     */
+    async find(options) {
+      if (this._persistent) return (await this._findSupervisor()) ?? super.find(options)
+      this._leaveRunning()
+      const key = `${this.id}\0${this.workingDirectory}`
+      const found = runningSandboxes.get(key)
+      if (found && !found.ended) return found
+      // Registered before the first await, so a sandbox started meanwhile joins this one.
+      const running = new RunningSandbox(key, this._timeoutMs, this.processes._tracked, this.processes._dismissed)
+      runningSandboxes.set(key, running)
+      this._joinRunning(running)
+      return this._leavingOnError(() => super.find(options))
+    }
+
+    async connect(handle, options) {
+      if (handle instanceof Connection) {
+        this._attach(handle, 'joined')
+        return super.connect(this.workingDirectory, options)
+      }
+      if (this._persistent) {
+        // The working directory is there, no supervisor serves the id: one starts.
+        await super.connect(handle, options)
+        return this._startSupervisor()
+      }
+      if (handle instanceof RunningSandbox) {
+        this._joinRunning(handle)
+        return this._leavingOnError(() => super.connect(this.workingDirectory, options))
+      }
+      return this._leavingOnError(() => super.connect(handle, options))
+    }
+
+    async create(options) {
+      if (this._persistent) {
+        await super.create(options)
+        return this._startSupervisor()
+      }
+      return this._leavingOnError(() => super.create(options))
+    }
+
+    /**
+     * Mastra's start; a persistent sandbox whose supervisor was lost, or that was detached,
+     * attaches again (or starts a new supervisor) rather than report itself still running. A
+     * persistent sandbox's result also says whether this start started the supervisor or
+     * joined one that was serving (`supervisor`).
+     */
+    async _start(options) {
+      if (this._persistent && this.status === 'running' && (!this._conn || this._conn.lostError)) this.status = 'stopped'
+      const running = this.status === 'running'
+      const result = await super._start(options)
+      if (!this._persistent || !result) return result
+      return { ...result, supervisor: running ? 'joined' : this._supervisorStart }
+    }
+
+
+    /**
+     * Mastra's stop (every process killed, mounts unmounted), then, with `snapshotOnStop`, the
+     * working directory captured: after the kill, so no process is writing while it is copied.
+     * Objects that joined the same running sandbox are stopped with it.
+     */
+    async stop() {
+      if (this._persistent) {
+        await this._endSupervisor()
+        await super.stop()
+        if (this._snapshotOnStop) await this.snapshot()
+        return
+      }
+      const { running, ending } = this._leaveRunning({ end: true })
+      if (running?.expired) {
+        // Marked just before Mastra's stop kills them, and only those still running then: an
+        // earlier end is the process's own.
+        for (const handle of running.tracked.values()) {
+          if (handle instanceof NativeProcessHandle && handle._process?.running) handle._lifetimeMs = running.timeoutMs
+        }
+      }
+      await super.stop()
+      const name = this._checkpointName
+      if (this._snapshotOnStop && !running?.destroying && !running?.captured.has(name)) {
+        running?.captured.add(name)
+        await this.snapshot()
+      }
+      if (ending) await this._stopJoined(running)
+    }
+
+    /**
+     * Mastra's destroy, which stops the joined objects too, and then deletes the checkpoints this
+     * sandbox (this id) captured. A checkpoint it did not capture, or that another sandbox has
+     * captured over since, is left alone.
+     */
+    async destroy() {
+      if (this._persistent) {
+        await this._endSupervisor()
+        await super.destroy()
+        return this._removeOwnCheckpoints()
+      }
+      const { running, ending } = this._leaveRunning({ end: true })
+      if (running) running.destroying = true
+      await super.destroy()
+      if (ending) await this._stopJoined(running)
+      await this._removeOwnCheckpoints()
+    }
+
+    /** Mastra's `_destroy`; a sandbox never started here still deletes the checkpoints its id captured. */
+    async _destroy() {
+      if (this.status === 'pending') await this._removeOwnCheckpoints()
+      return super._destroy()
+    }
+
+    /** Mastra's `getInfo()`, with the end of the lifetime (`timeoutAt`, `metadata.expiresAt`). */
+    async getInfo() {
+      const info = await super.getInfo()
+      const at = this.expiresAt
+      if (!at) return info
+      return { ...info, timeoutAt: at, metadata: { ...info.metadata, expiresAt: at.toISOString() } }
+    }
+
+    /**
+     * Mastra's built-in executeCommand, verbatim, over `this.processes`: args shell-quoted,
+     * stdin ignored, all output retained unless `maxRetainedBytes` is given, the handle released
+     * afterwards, `command` set to the full command line.
+     */
+    async executeCommand(command, args, opts) {
+      const fullCommand = args?.length ? `${command} ${args.map((a) => shellQuote(a)).join(' ')}` : command
+      this.logger.debug('Executing command', { sandbox: this.name, command: fullCommand, cwd: opts?.cwd })
+      const pm = this.processes
+      const handle = await pm.spawn(fullCommand, {
+        ...opts,
+        ...(args?.length ? { originalInvocation: { command, args: [...args] } } : {}),
+        maxRetainedBytes: opts?.maxRetainedBytes ?? Infinity,
+        stdinMode: 'ignore',
+      })
+      try {
+        const result = await handle.wait()
+        this.logger.debug('Command completed', { sandbox: this.name, exitCode: result.exitCode, duration: result.executionTimeMs })
+        return { ...result, command: fullCommand }
+      } finally {
+        pm.release(handle.pid)
+      }
+    }
+
+    /**
+     * LocalSandbox.clone(), returning a NativeLocalSandbox: the same fields as Mastra's
+     * (working directory, env, isolation, native sandbox config, instructions, checkpoints);
+     * `sandboxId` and `idleTimeoutMinutes` are ignored, hooks and Mastra's `timeout` are not carried
+     * over; `timeoutMs` and `snapshotOnStop` are, and a clone with another id captures under its own name.
+     */
+    clone(options) {
+      const c = options || {}
+      const o = this._procvisorOptions
+      const nativeSandbox = this._nativeSandboxConfig ?? o.nativeSandbox ?? {}
+      const readWritePaths = this._initialReadWritePaths ?? o.nativeSandbox?.readWritePaths ?? []
+      const instructions = '_instructionsOverride' in this ? this._instructionsOverride : o.instructions
+      // The configured name only: a clone with another id makes its own from that id.
+      const checkpointName = c.checkpointName ?? this._explicitCheckpointName
+      const seedCheckpointName = c.seedCheckpointName ?? ('_seedCheckpointName' in this ? this._seedCheckpointName : o.seedCheckpointName)
+      const checkpointsDirectory =
+        this._checkpointsDirectory ?? o.checkpointsDirectory ?? path.join(path.dirname(this.workingDirectory), '.checkpoints')
+      return new NativeLocalSandbox({
+        ...(c.id !== undefined && { id: c.id }),
+        workingDirectory: c.workingDirectory ?? this.workingDirectory,
+        env: c.env ?? this.env ?? o.env,
+        isolation: this.isolation,
+        nativeSandbox: {
+          ...nativeSandbox,
+          readWritePaths: [...readWritePaths],
+          readOnlyPaths: [...(nativeSandbox.readOnlyPaths ?? [])],
+        },
+        ...(instructions !== undefined && { instructions }),
+        ...(checkpointName !== undefined && { checkpointName }),
+        ...(seedCheckpointName !== undefined && { seedCheckpointName }),
+        checkpointsDirectory,
+        ...(this._timeoutMs !== undefined && { timeoutMs: this._timeoutMs }),
+        ...(this._snapshotOnStop && { snapshotOnStop: true }),
+        ...(this._persistent && { persistent: true }),
+      })
+    }
+  }
+
+  addMethods(NativeLocalSandbox, SupervisorMethods)
+  addMethods(NativeLocalSandbox, CheckpointMethods)
+  addMethods(NativeLocalSandbox, LifetimeMethods)
+  traceMethods(NativeLocalSandbox, ['_start', 'stop', 'destroy', 'snapshot', 'executeCommand', 'getInfo'])
+  return NativeLocalSandbox
+}
+
+module.exports = { defineNativeLocalSandbox }
