@@ -5,6 +5,7 @@
 // sandbox, its supervisor (backends/remote.js).
 
 const { pruneExited } = require('../lib/mastra-rules.js')
+const { binding } = require('../lib/native.js')
 const { sandboxDirectory, commandCwd } = require('../lib/paths.js')
 const { traceMethods } = require('../lib/trace.js')
 const { local } = require('./backends/local.js')
