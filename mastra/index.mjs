@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError SandboxAccessError } = require('./index.js')
+const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./index.js')
 const { importFromApplication } = require('../lib/application.js')
 
 let workspace
