@@ -1,7 +1,7 @@
 'use strict'
 /**
  * procvisor: a native process supervisor for Node.js agents.
- * See index.d.ts for the documented API and README.md for a tour.
+ * See index.d.ts (and types/, which it re-exports) for the documented API and README.md for a tour.
  */
 const errors = require('./lib/errors')
 const { ProcessManager } = require('./lib/manager')

@@ -193,14 +193,21 @@ function codeType(cls, isStatic) {
   return m && m.type && ts.isLiteralTypeNode(m.type) && ts.isStringLiteral(m.type.literal) ? m.type.literal.text : undefined
 }
 
-test('index.d.ts declares each class of the list with its base, its code as a literal type and its doc', () => {
+/** procvisor's typings: index.d.ts and the files under types/ it re-exports. */
+const TYPINGS = ['index.d.ts', ...fs.readdirSync(path.join(ROOT, 'types')).filter((f) => f.endsWith('.d.ts')).map((f) => `types/${f}`)]
+
+test("procvisor's typings declare each class of the list with its base, its code as a literal type and its doc", () => {
   const declared = new Map()
-  for (const s of declarations('index.d.ts')) {
-    if (ts.isClassDeclaration(s) && s.name && /Error$/.test(s.name.text)) declared.set(s.name.text, s)
+  for (const file of TYPINGS) {
+    for (const s of declarations(file)) {
+      if (!ts.isClassDeclaration(s) || !s.name || !/Error$/.test(s.name.text)) continue
+      assert.ok(!declared.has(s.name.text), `${s.name.text} is declared twice (again in ${file})`)
+      declared.set(s.name.text, s)
+    }
   }
   for (const { code, name, base } of LIST) {
     const cls = declared.get(name)
-    assert.ok(cls, `index.d.ts declares no ${name}`)
+    assert.ok(cls, `procvisor's typings (${TYPINGS.join(', ')}) declare no ${name}`)
     assert.equal(cls.heritageClauses?.[0].types[0].expression.getText(), base, `${name} extends`)
     assert.equal(codeType(cls, false), code, `${name}.prototype.code`)
     assert.equal(codeType(cls, true), code, `static ${name}.code`)
@@ -208,7 +215,7 @@ test('index.d.ts declares each class of the list with its base, its code as a li
     assert.ok(doc && ts.getTextOfJSDocComment(doc.comment)?.startsWith(`\`${code}\``), `the doc of ${name} begins with its code`)
   }
   const extra = [...declared.keys()].filter((n) => n !== 'ProcessError' && !LIST.some((k) => k.name === n))
-  assert.deepEqual(extra, [], 'index.d.ts declares error classes that the list lacks')
+  assert.deepEqual(extra, [], "procvisor's typings declare error classes that the list lacks")
 })
 
 test("mastra/index.d.ts re-exports the sandbox's classes from index.d.ts", () => {

@@ -22,6 +22,8 @@ const pkg = readJson(path.join(CHECKOUT, 'package.json'))
 const PLATFORM = hostPlatform() // the one platform package `npm run package` can build here
 const PLATFORM_PKG = `procvisor-${PLATFORM}`
 const BINARY = `procvisor.${PLATFORM}.node`
+/** The files procvisor's typings entry (index.d.ts) re-exports. */
+const TYPINGS = fs.readdirSync(path.join(CHECKOUT, 'types')).filter((f) => f.endsWith('.d.ts')).map((f) => `types/${f}`)
 const tarballs = [`procvisor-${pkg.version}.tgz`, `${PLATFORM_PKG}-${pkg.version}.tgz`]
 const platformNames = fs
   .readdirSync(path.join(CHECKOUT, 'npm'))
@@ -114,7 +116,7 @@ async function main() {
     const files = walk(mainDir).map((f) => path.relative(mainDir, f))
     const stray = files.filter((f) => /^(src|__test__|bench|soak|demo|docs|scripts|npm|target|dist)\//.test(f) || f.endsWith('.node') || /^Cargo\./.test(f))
     assert(stray.length === 0, `unexpected files: ${stray.join(', ')}`)
-    for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'lib/native.js', 'mastra/index.js', 'mastra/index.mjs', 'mastra/index.d.ts']) assert(files.includes(f), `${f} is missing`)
+    for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'lib/native.js', 'mastra/index.js', 'mastra/index.mjs', 'mastra/index.d.ts', ...TYPINGS]) assert(files.includes(f), `${f} is missing`)
     return `${files.length} files`
   })
   check(`procvisor's optionalDependencies name all ${platformNames.length} platform packages at ${pkg.version}`, () => {
@@ -194,7 +196,7 @@ async function main() {
       assert(ours.length === 0, ours.join('\n'))
       const files = lines.filter((l) => l.startsWith('/'))
       const typings = files.filter((f) => inside(f, mainDir))
-      for (const f of ['index.d.ts', 'mastra/index.d.ts']) assert(typings.includes(path.join(mainDir, f)), `${f} was not part of the program`)
+      for (const f of ['index.d.ts', ...TYPINGS, 'mastra/index.d.ts']) assert(typings.includes(path.join(mainDir, f)), `${f} was not part of the program`)
       const outside = files.filter((f) => !inside(f, tmp))
       assert(outside.length === 0, `files from outside the project: ${outside.join(', ')}`)
       return `${typings.length} procvisor typings checked, all from node_modules/procvisor; ${errors.length} errors inside other packages' typings ignored`

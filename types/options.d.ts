@@ -1,0 +1,80 @@
+/**
+ * Options and values every face shares: the terminal of a `pty` process, resource limits,
+ * signals, and the options of a manager.
+ * Re-exported by `procvisor` (index.d.ts).
+ * @module
+ */
+import type { InvalidProcessCwdError, InvalidProcessOptionError, InvalidProcessSignalError } from './errors'
+import type { ProcessManager } from './manager'
+
+/**
+ * The terminal of a process started with `pty`. Other values: {@link InvalidProcessOptionError}.
+ * A terminal of {@link ProcessManager.createTerminal} also keeps a screen, which bounds its window
+ * to 1,048,576 cells (`cols × rows`); one from `pty` keeps none and takes any size.
+ */
+export interface TerminalOptions {
+  /** Columns, an integer 1–65535. Default 80. */
+  cols?: number
+  /** Rows, an integer 1–65535. Default 24. */
+  rows?: number
+  /**
+   * `TERM` for the process (letters, digits and `. _ + -`), unless the manager's or the call's
+   * `env` sets one. Default `'xterm-256color'`.
+   */
+  term?: string
+}
+
+/**
+ * Per-process resource limits (soft = hard = the value, capped at the current hard limit), set in
+ * the child before exec, so they hold from its first instruction and bind everything it forks.
+ * A process with limits is spawned by fork + exec (off the JS thread) instead of `posix_spawn`.
+ */
+export interface ProcessLimits {
+  /** RLIMIT_AS: bytes of virtual address space. */
+  addressSpace?: number
+  /** RLIMIT_CPU: seconds of CPU time; the process is killed (SIGKILL) at the limit. */
+  cpuSeconds?: number
+  /** RLIMIT_NOFILE: open file descriptors. */
+  openFiles?: number
+  /** RLIMIT_FSIZE: largest file the process may write, in bytes (writes beyond fail with EFBIG). */
+  fileSize?: number
+  /** RLIMIT_NPROC: processes of the user (not enforced for root). */
+  processes?: number
+}
+
+type WithoutSig<S> = S extends `SIG${infer Name}` ? Name : never
+
+/**
+ * A signal, wherever one is taken: its number (an integer 1–64), its name as Node spells it
+ * (`'SIGTERM'`), or the name without the prefix (`'TERM'`). Names are upper case and mean this
+ * platform's numbers (`'SIGUSR1'` is 10 on Linux, 30 on macOS). Anything else, a name this
+ * platform lacks (`'SIGINFO'` on Linux) included, rejects with {@link InvalidProcessSignalError}
+ * naming it, and nothing is sent.
+ */
+export type ProcessSignal = number | NodeJS.Signals | WithoutSig<NodeJS.Signals>
+
+/** Constructor options of {@link ProcessManager}. */
+export interface ProcessManagerOptions {
+  /**
+   * The sandbox environment: every process gets `{ PATH: process.env.PATH, ...env, ...callEnv }`
+   * and nothing else from `process.env`. A name set to `undefined` is dropped.
+   */
+  env?: Record<string, string | undefined>
+  /**
+   * Default working directory of every process; a relative `cwd` resolves against it. Defaults
+   * to `process.cwd()`; a relative value is resolved once, at construction. Not a string, or
+   * absent or relative while Node's own working directory is gone (deleted):
+   * {@link InvalidProcessCwdError}. An absolute one works then.
+   */
+  workingDirectory?: string
+  /**
+   * How processes are contained. `'cgroup'`: each process tree in a cgroup v2 of its own, so that
+   * `kill`, timeouts, `close()` and Node's death reach descendants that left the process group
+   * (`setsid`, `setpgid`, job control, a double fork), the process is `running` until the last
+   * of them is gone, and `cpuTimeMs` is measured. Needs a writable cgroup v2 directory: a
+   * delegated cgroup (`systemd-run --user --scope -p Delegate=yes node app.js`) or root; without
+   * one it is an {@link InvalidProcessOptionError} saying why. `'process-group'`: process groups
+   * only. `'auto'` (default): `'cgroup'` where available, else `'process-group'`.
+   */
+  containment?: 'auto' | 'cgroup' | 'process-group'
+}
