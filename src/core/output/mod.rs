@@ -4,9 +4,10 @@
 //! the consumers that must lose nothing, how output reaches them and the pipes lent to them
 //! (`consumers`, `delivery`, `loan`), and the cursors that name a position in the log (`cursor`).
 //!
-//! May use: `error`, `terminal` (a process on a terminal feeds its screen). It knows nothing of
-//! how the process runs: the supervisor pushes reads in and closes the log. Inside, `delivery`
-//! builds on `process_output`, which builds on `consumers`, never the other way.
+//! May use: `error`, `exit` (the log's terminal event), `terminal` (a process on a terminal
+//! feeds its screen). It knows nothing of how the process runs: the supervisor pushes reads in
+//! and closes the log. Inside, `delivery` builds on `process_output`, which builds on
+//! `consumers`, never the other way.
 
 pub mod block;
 pub mod consumers;

@@ -14,10 +14,11 @@
 //! the root, should it have left the group), then SIGKILL after the grace period.
 
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::exit::StopReason;
 use crate::core::launch::command::SpawnSpec;
 use crate::core::output::log::{now_ms, EventBody, Stream};
 use crate::core::supervise::process::Process;
-use crate::core::supervise::state::{RootExit, StopReason};
+use crate::core::supervise::state::RootExit;
 use crate::core::tree::cgroup::{self, Cgroup};
 use crate::core::tree::cgroup_watch;
 use crate::core::tree::group::ProcessGroup;

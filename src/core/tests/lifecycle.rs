@@ -31,7 +31,7 @@ async fn timeout_escalates_to_sigkill_for_a_child_ignoring_sigterm() {
     let t0 = Instant::now();
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     let exit = st.done.unwrap();
-    assert!(exit.timed_out);
+    assert!(exit.timed_out());
     assert_eq!(exit.signal, Some(libc::SIGKILL));
     assert!(t0.elapsed() < Duration::from_secs(2));
     assert!(!has_live_member(p.pid as i32));
@@ -46,7 +46,7 @@ async fn kill_reaches_grandchildren() {
     assert!(alive(grandchild));
     assert!(p.signal(libc::SIGKILL, true));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
-    assert!(st.done.unwrap().killed);
+    assert!(st.done.unwrap().killed());
     assert!(!alive(grandchild));
     assert!(!p.signal(libc::SIGKILL, true), "nothing left to signal");
 }
@@ -90,7 +90,7 @@ async fn a_timeout_bounds_the_group_after_the_root_exits() {
         let p = start(spec);
         let t0 = Instant::now();
         let st = within(Duration::from_secs(10), p.wait_done(None)).await;
-        assert!(st.done.unwrap().timed_out, "{script}: {st:?}");
+        assert!(st.done.unwrap().timed_out(), "{script}: {st:?}");
         assert!(t0.elapsed() < Duration::from_secs(10));
         assert!(!has_live_member(p.pid as i32));
     }
@@ -103,10 +103,10 @@ async fn the_mastra_end_is_frozen_when_it_is_reached() {
     spec.timeout_ms = Some(300);
     let p = start(spec);
     let st = within(Duration::from_secs(5), p.wait_finished(None)).await;
-    assert!(!st.finished.unwrap().timed_out);
+    assert!(!st.finished.unwrap().timed_out());
     let st = within(Duration::from_secs(10), p.wait_done(None)).await;
-    assert!(!st.finished.unwrap().timed_out, "what the Mastra face reported does not change");
-    assert!(st.done.unwrap().timed_out);
+    assert!(!st.finished.unwrap().timed_out(), "what the Mastra face reported does not change");
+    assert!(st.done.unwrap().timed_out());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,7 +128,7 @@ async fn a_root_that_left_its_group_is_still_signalled() {
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     let exit = st.done.unwrap();
     assert_eq!(exit.signal, Some(libc::SIGKILL));
-    assert!(exit.killed);
+    assert!(exit.killed());
     assert!(!p.signal(libc::SIGKILL, true), "nothing is left to reach");
 }
 
