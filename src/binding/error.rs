@@ -9,9 +9,6 @@ use napi::bindgen_prelude::{FnArgs, Unknown};
 use napi::Env;
 use napi_derive::napi;
 
-/// The factory's arguments: code, message, and for a failed spawn the OS error's name and number.
-pub(crate) type ErrorArgs = FnArgs<(String, String, Option<String>, Option<i32>)>;
-
 pub(crate) fn js_error(env: &Env, e: CoreError) -> napi::Error {
     let made = (|| -> napi::Result<napi::Error> {
         let realm = env.get_instance_data::<Realm>()?.ok_or_else(|| napi::Error::from_reason("no realm"))?;

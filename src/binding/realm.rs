@@ -2,13 +2,17 @@
 //! are killed when it goes away: from `process.on('exit')` through `killRealm`, and from the env
 //! cleanup hook, which also runs when a worker is `terminate()`d.
 
-use super::error::ErrorArgs;
-use super::settle::Settler;
+use super::loop_reader;
+use super::settler::Settler;
 use crate::core::{supervise::registry, tree::watchdog};
-use napi::bindgen_prelude::{Function, FunctionRef, Unknown};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The error factory's arguments: code, message, and for a failed spawn the OS error's name and
+/// number (see `error`).
+pub(crate) type ErrorArgs = FnArgs<(String, String, Option<String>, Option<i32>)>;
 
 static NEXT_REALM: AtomicU32 = AtomicU32::new(1);
 
@@ -16,7 +20,7 @@ static NEXT_REALM: AtomicU32 = AtomicU32::new(1);
 pub(crate) struct Realm {
     /// `(code, message, osCode, errno) => Error`: builds the typed error of a failed call.
     pub error_factory: FunctionRef<ErrorArgs, Unknown<'static>>,
-    /// Settles this realm's promises (see `settle`).
+    /// Settles this realm's promises (see `settle` and `settler`).
     pub settler: std::sync::Arc<Settler>,
     /// Promises of this realm not yet settled: while there is one, the settler keeps Node alive.
     pub pending: u32,
@@ -36,7 +40,7 @@ pub fn register_realm(env: Env, error_factory: Function<ErrorArgs, Unknown<'stat
     env.add_env_cleanup_hook(id, |id| {
         registry::retire_owned(id as u64);
         // Before the loop goes away: the runtime reads the lent pipes to their end.
-        super::loop_reader::release_all();
+        loop_reader::release_all();
     })?;
     Ok(id)
 }
@@ -54,50 +58,9 @@ pub fn live_process_count() -> u32 {
     registry::live_count() as u32
 }
 
-/// How many reads this JS thread's event loop has made of pipes lent to it: a stream that
-/// floods a listener is read there (a diagnostic, for tests and benchmarks).
-#[napi]
-pub fn loop_read_count() -> f64 {
-    super::loop_reader::read_count() as f64
-}
-
-/// How many launches the launcher thread has made, in this OS process: a launch right after an
-/// end is made there when it stands by (a diagnostic, for tests and benchmarks).
-#[napi]
-pub fn launcher_launch_count() -> f64 {
-    crate::core::launch::launcher::launches() as f64
-}
-
 /// Removes the emptied cgroups kept for later launches; `close()` calls it so that a closed
 /// manager leaves no cgroup behind.
 #[napi]
 pub fn trim_cgroups() {
     crate::core::tree::cgroup::trim_pool();
-}
-
-/// The credentials of the process at the other end of a connected Unix socket.
-#[napi(object, object_from_js = false)]
-pub struct NativePeerCredentials {
-    /// Its pid where the platform reports it (Linux), else absent.
-    pub pid: Option<i32>,
-    pub uid: u32,
-    pub gid: u32,
-}
-
-/// The kernel's word on who is at the other end of the Unix socket `fd` (`SO_PEERCRED`, or
-/// `getpeereid` on macOS). A persistent sandbox's supervisor refuses every uid but its own.
-#[napi]
-pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
-    let c = crate::core::persistent::credentials::peer_credentials(fd)
-        .map_err(|e| napi::Error::from_reason(format!("cannot read the credentials of socket {fd}: {e}")))?;
-    Ok(NativePeerCredentials { pid: c.pid, uid: c.uid, gid: c.gid })
-}
-
-/// Takes a lock on the open file `fd` without waiting (`flock`; exclusive, or shared): false when
-/// another open file holds one that conflicts. A persistent sandbox's supervisor holds an
-/// exclusive one on the lock file of its id for its whole life; the kernel lets go when it ends.
-#[napi]
-pub fn try_lock_file(fd: i32, exclusive: bool) -> napi::Result<bool> {
-    crate::core::persistent::lockfile::try_lock(fd, exclusive)
-        .map_err(|e| napi::Error::from_reason(format!("cannot lock file descriptor {fd}: {e}")))
 }

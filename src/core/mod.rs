@@ -2,7 +2,8 @@
 //! against real processes. The binding (`src/binding/`) only converts.
 //!
 //! Subsystems, from the bottom up: each may use the ones above it in this list, never one below.
-//! - `error`, `value`: the one error type, and values as JS gave them. Used everywhere.
+//! - `error`, `value`, `exit`: the one error type, values as JS gave them, and how a process
+//!   ended. Used everywhere.
 //! - `terminal`: the screen of a process on a terminal.
 //! - `output`: the output of one process: its bounded log, retained text and consumers.
 //! - `tree`: a process tree as the OS has it: its group, its cgroup, its root, when it is empty,
@@ -14,6 +15,7 @@
 //! sandbox's supervisor asks of the kernel) and `snapshot` (checkpoints of a working directory).
 
 pub mod error;
+pub mod exit;
 pub mod value;
 
 pub mod terminal;

@@ -1,6 +1,6 @@
 //! How a process ended, and its lifecycle, as JS objects.
 
-use crate::core::output::log::ExitInfo;
+use crate::core::exit::ExitInfo;
 use crate::core::supervise::state::State;
 use napi_derive::napi;
 
@@ -19,7 +19,7 @@ pub struct NativeExit {
 
 impl From<ExitInfo> for NativeExit {
     fn from(e: ExitInfo) -> Self {
-        Self { code: e.code, signal: e.signal, timed_out: e.timed_out, killed: e.killed }
+        Self { code: e.code, signal: e.signal, timed_out: e.timed_out(), killed: e.killed() }
     }
 }
 
@@ -76,7 +76,7 @@ impl NativeFinish {
         Self {
             code: e.map_or(-1, |e| e.code),
             signal: e.and_then(|e| e.signal),
-            timed_out: e.is_some_and(|e| e.timed_out),
+            timed_out: e.is_some_and(ExitInfo::timed_out),
             after_ms: st.finished_after_ms.unwrap_or(0.0),
         }
     }

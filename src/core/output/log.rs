@@ -4,6 +4,7 @@
 //! `waitForLog()` and the listener pump. Readers hold only a sequence number, so a slow or vanished
 //! reader never holds memory or blocks the writer; one that fell behind learns it by `truncated`.
 
+use crate::core::exit::ExitInfo;
 use bytes::Bytes;
 use std::collections::VecDeque;
 
@@ -24,17 +25,6 @@ impl Stream {
             Stream::Stderr => "stderr",
         }
     }
-}
-
-/// How a process ended, as seen on its root (the outcome of the group is the root's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ExitInfo {
-    /// The exit code, or 128 + signal when the root died by a signal.
-    pub code: i32,
-    pub signal: Option<i32>,
-    pub timed_out: bool,
-    /// A kill was requested through the manager before the root exited.
-    pub killed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The rules of `log.rs`, event by event, and its bounds under any sequence of appends.
 
 use super::*;
+use crate::core::exit::ExitInfo;
 
 fn out(s: &str) -> EventBody {
     EventBody::Output(Stream::Stdout, Bytes::copy_from_slice(s.as_bytes()))

@@ -1,6 +1,6 @@
 //! The output side of one process: the bounded log (the single store of every byte view), the
 //! retained text of each stream (the Mastra view), the screen of a process on a terminal, and the
-//! consumers that must lose nothing (`consumers`).
+//! consumers that must lose nothing (`consumers`, served by `delivery`).
 //!
 //! Every byte is decoded once: with a listener pump installed the text is decoded as the pump
 //! takes it, and that one string both goes to the listeners and is retained (as Mastra retains
@@ -127,6 +127,21 @@ impl Output {
         if let Some(seq) = seq {
             self.seq.send_replace(seq);
             self.wake();
+        }
+    }
+
+    /// Wakes the consumers that read on their own thread: there is new output, an offered pipe,
+    /// or (for the reader) the end of the process's output.
+    pub(crate) fn wake(&self) {
+        let (pump, reader) = {
+            let c = lock(&self.consumers);
+            (c.wake.clone(), c.reader_wake.clone())
+        };
+        if let Some(w) = pump {
+            w.call();
+        }
+        if let Some(w) = reader {
+            w.call();
         }
     }
 

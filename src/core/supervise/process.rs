@@ -6,12 +6,13 @@
 //! waiters can wait and no lock is held across an `.await`.
 
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::exit::StopReason;
 use crate::core::launch::command::{SpawnSpec, StdinMode};
 use crate::core::launch::spawn::Launched;
 use crate::core::output::log::{now_ms, LogRead, Stream};
 use crate::core::output::process_output::Output;
 use crate::core::supervise::registry::Member;
-use crate::core::supervise::state::{RootExit, State, StopReason};
+use crate::core::supervise::state::{RootExit, State};
 use crate::core::supervise::stdin::Stdin;
 use crate::core::tree::cgroup::Cgroup;
 use crate::core::tree::group::ProcessGroup;

@@ -1,16 +1,7 @@
 //! The lifecycle of one process as its waiters see it: published through a `watch` by the
 //! supervisor, with the outcome frozen once per end so that no face ever sees it change.
 
-use crate::core::output::log::ExitInfo;
-
-/// Why procvisor stopped the process, if it did. The first reason wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    /// The `timeout` expired before the end.
-    Timeout,
-    /// A kill was asked for through procvisor before the root exited.
-    Kill,
-}
+use crate::core::exit::{ExitInfo, StopReason};
 
 /// How the root itself exited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +33,7 @@ pub struct State {
 impl State {
     /// The outcome if the process ended now.
     pub fn outcome(&self) -> Option<ExitInfo> {
-        self.root_exit.map(|r| ExitInfo {
-            code: r.code,
-            signal: r.signal,
-            timed_out: self.stop == Some(StopReason::Timeout),
-            killed: self.stop == Some(StopReason::Kill),
-        })
+        self.root_exit.map(|r| ExitInfo { code: r.code, signal: r.signal, stop: self.stop })
     }
 
     pub fn is_finished(&self) -> bool {

@@ -14,11 +14,13 @@
 //! the root, should it have left the group), then SIGKILL after the grace period.
 
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::exit::StopReason;
 use crate::core::launch::command::SpawnSpec;
 use crate::core::output::log::{now_ms, EventBody, Stream};
 use crate::core::supervise::process::Process;
-use crate::core::supervise::state::{RootExit, StopReason};
+use crate::core::supervise::state::RootExit;
 use crate::core::tree::cgroup::{self, Cgroup};
+use crate::core::tree::cgroup_watch;
 use crate::core::tree::group::ProcessGroup;
 use crate::core::{launch::launcher, launch::spawn, supervise::registry, tree::liveness, tree::reaper, tree::watchdog};
 use std::future::Future;
@@ -178,7 +180,7 @@ async fn supervise(
                     group_left = Some(Box::pin(liveness::wait_empty(group, p.cgroup_dir.clone())));
                     if let Some((dir, events)) = tree {
                         group_is_tree = false;
-                        tree_left = Some(Box::pin(async move { cgroup::wait_empty(&dir, &events).await }));
+                        tree_left = Some(Box::pin(async move { cgroup_watch::wait_empty(&dir, &events).await }));
                     }
                 }
             }

@@ -1,0 +1,32 @@
+//! What a persistent sandbox's supervisor (`lib/persistent/`) asks of the kernel: who is at the
+//! other end of its socket, and a lock on the lock file of its id.
+
+use crate::core::persistent::{credentials, lockfile};
+use napi_derive::napi;
+
+/// The credentials of the process at the other end of a connected Unix socket.
+#[napi(object, object_from_js = false)]
+pub struct NativePeerCredentials {
+    /// Its pid where the platform reports it (Linux), else absent.
+    pub pid: Option<i32>,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The kernel's word on who is at the other end of the Unix socket `fd` (`SO_PEERCRED`, or
+/// `getpeereid` on macOS). A persistent sandbox's supervisor refuses every uid but its own.
+#[napi]
+pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
+    let c = credentials::peer_credentials(fd)
+        .map_err(|e| napi::Error::from_reason(format!("cannot read the credentials of socket {fd}: {e}")))?;
+    Ok(NativePeerCredentials { pid: c.pid, uid: c.uid, gid: c.gid })
+}
+
+/// Takes a lock on the open file `fd` without waiting (`flock`; exclusive, or shared): false when
+/// another open file holds one that conflicts. A persistent sandbox's supervisor holds an
+/// exclusive one on the lock file of its id for its whole life; the kernel lets go when it ends.
+#[napi]
+pub fn try_lock_file(fd: i32, exclusive: bool) -> napi::Result<bool> {
+    lockfile::try_lock(fd, exclusive)
+        .map_err(|e| napi::Error::from_reason(format!("cannot lock file descriptor {fd}: {e}")))
+}
