@@ -1,7 +1,7 @@
 //! Core behaviours against real processes (`sh`, `sleep`, `cat`), one file per concern, with the
 //! setup they share.
 
-use crate::core::launch::command::{SpawnSpec, StdinMode};
+use crate::core::launch::command::{Containment, SpawnSpec, StdinMode};
 use crate::core::output::cursor;
 use crate::core::output::log::{EventBody, Stream};
 use crate::core::supervise::process::Process;

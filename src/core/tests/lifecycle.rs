@@ -165,7 +165,7 @@ fn a_tree_that_outlives_its_root_ends_after_the_runtime_that_first_watched_one_i
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async {
             let mut spec = sh("sleep 0.3 & exit 0");
-            spec.contain = true;
+            spec.containment = Containment::Cgroup;
             let p = start(spec);
             let st = within(Duration::from_secs(5), p.wait_done(None)).await;
             assert_eq!(st.done.unwrap().code, 0);
