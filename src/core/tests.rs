@@ -4,7 +4,7 @@
 use crate::core::launch::command::{Containment, SpawnSpec, StdinMode};
 use crate::core::output::cursor;
 use crate::core::output::log::{EventBody, Stream};
-use crate::core::supervise::process::Process;
+use crate::core::supervise::process::{Process, SignalIntent};
 use crate::core::supervise::readiness::{probe_once, Probe, ProbeResult};
 use crate::core::supervise::supervisor::spawn;
 use std::sync::atomic::{AtomicU64, Ordering};
