@@ -13,7 +13,7 @@ use crate::core::output::log::{EventBody, LogEvent, Stream};
 use crate::core::output::text::TextChunk;
 use crate::core::supervise::process::Process;
 use crate::core::supervise::state::State;
-use napi::bindgen_prelude::{Function, PromiseRaw};
+use napi::bindgen_prelude::{sys, Function, PromiseRaw, ToNapiValue};
 use napi::threadsafe_function::ThreadsafeCallContext;
 use napi::Env;
 use napi_derive::napi;
@@ -40,7 +40,8 @@ pub struct NativeRetainedOutput {
 #[napi(object, object_from_js = false)]
 pub struct NativeChunk {
     /// 0 = stdout, 1 = stderr.
-    pub stream: u8,
+    #[napi(ts_type = "number")]
+    pub stream: Stream,
     #[napi(ts_type = "string")]
     pub text: JsText,
 }
@@ -91,10 +92,14 @@ fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)
 }
 
 fn stream_arg(env: &Env, s: &str) -> napi::Result<Stream> {
-    match s {
-        "stdout" => Ok(Stream::Stdout),
-        "stderr" => Ok(Stream::Stderr),
-        _ => Err(invalid(env, "stream", "must be 'stdout' or 'stderr'")),
+    Stream::from_name(s).ok_or_else(|| invalid(env, "stream", "must be 'stdout' or 'stderr'"))
+}
+
+/// A stream for JS, as the listeners' chunks name it: its number.
+impl ToNapiValue for Stream {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY: forwarded to napi's own conversion of a number, with the same environment.
+        unsafe { u32::to_napi_value(env, val.index() as u32) }
     }
 }
 
@@ -128,12 +133,11 @@ fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
     const PIECE: usize = 64 * 1024;
     let mut out: Vec<NativeChunk> = Vec::new();
     for c in chunks {
-        let stream = if c.stream == Stream::Stdout { 0 } else { 1 };
         let all = c.text.as_str();
         let mut at = 0;
         while at < all.len() {
             let rest = &all[at..];
-            if let Some(last) = out.last_mut().filter(|l| l.stream == stream) {
+            if let Some(last) = out.last_mut().filter(|l| l.stream == c.stream) {
                 if let JsText::Owned(t) = &mut last.text {
                     if rest.len() <= PIECE.saturating_sub(t.len()) {
                         t.push_str(rest);
@@ -147,7 +151,7 @@ fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
             } else {
                 JsText::Shared(c.text.slice(at..at + take))
             };
-            out.push(NativeChunk { stream, text });
+            out.push(NativeChunk { stream: c.stream, text });
             at += take;
         }
     }
