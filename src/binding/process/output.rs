@@ -51,7 +51,8 @@ pub struct NativeChunk {
 pub struct NativeLogEvent {
     pub seq: f64,
     /// "stdout" | "stderr" | "exited"
-    pub kind: String,
+    #[napi(ts_type = "string")]
+    pub kind: EventKind,
     pub at_ms: f64,
     pub cursor: String,
     pub data: Option<JsBytes>,
@@ -103,26 +104,36 @@ impl ToNapiValue for Stream {
     }
 }
 
-fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
-    let mut out = NativeLogEvent {
-        seq: e.seq as f64,
-        kind: String::new(),
-        at_ms: e.at_ms as f64,
-        cursor: cursor::encode(id, e.seq),
-        data: None,
-        exit: None,
-    };
-    match e.body {
-        EventBody::Output(s, b) => {
-            out.kind = s.as_str().into();
-            out.data = Some(JsBytes(b));
-        }
-        EventBody::Exited(x) => {
-            out.kind = "exited".into();
-            out.exit = Some(x.into());
+/// What a log event is: output of one stream, or the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Output(Stream),
+    Exited,
+}
+
+impl EventKind {
+    /// The name JS reads in `kind`.
+    fn name(self) -> &'static str {
+        match self {
+            EventKind::Output(s) => s.as_str(),
+            EventKind::Exited => "exited",
         }
     }
-    out
+}
+
+impl ToNapiValue for EventKind {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY: forwarded to napi's own conversion of a string, with the same environment.
+        unsafe { <&str>::to_napi_value(env, val.name()) }
+    }
+}
+
+fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
+    let (kind, data, exit) = match e.body {
+        EventBody::Output(s, b) => (EventKind::Output(s), Some(JsBytes(b)), None),
+        EventBody::Exited(x) => (EventKind::Exited, None, Some(x.into())),
+    };
+    NativeLogEvent { seq: e.seq as f64, kind, at_ms: e.at_ms as f64, cursor: cursor::encode(id, e.seq), data, exit }
 }
 
 fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
