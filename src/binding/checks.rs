@@ -59,7 +59,7 @@ pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Resul
 #[napi]
 pub fn resolve_containment(env: &Env, mode: Unknown<'_>) -> napi::Result<String> {
     let cgroups = crate::core::tree::cgroup::parent().map(|_| ());
-    request::containment(&value_of(&mode)?, cgroups).map(str::to_string).map_err(|e| js_error(env, e))
+    request::containment(&value_of(&mode)?, cgroups).map(|c| c.name().to_string()).map_err(|e| js_error(env, e))
 }
 
 /// Checks a duration in milliseconds by the core's rule (absent, or a non-negative finite

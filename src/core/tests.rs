@@ -1,10 +1,10 @@
 //! Core behaviours against real processes (`sh`, `sleep`, `cat`), one file per concern, with the
 //! setup they share.
 
-use crate::core::launch::command::{SpawnSpec, StdinMode};
+use crate::core::launch::command::{Containment, SpawnSpec, StdinMode};
 use crate::core::output::cursor;
 use crate::core::output::log::{EventBody, Stream};
-use crate::core::supervise::process::Process;
+use crate::core::supervise::process::{Process, SignalIntent};
 use crate::core::supervise::readiness::{probe_once, Probe, ProbeResult};
 use crate::core::supervise::supervisor::spawn;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -20,7 +20,7 @@ use super::loop_reader;
 use super::settle::{self, promise};
 use super::value::request_of;
 use crate::core::launch::request::{self, Face};
-use crate::core::supervise::process::Process;
+use crate::core::supervise::process::{Process, SignalIntent};
 use crate::core::supervise::state::State;
 use crate::core::{launch::launcher, supervise::supervisor};
 use napi::bindgen_prelude::{Buffer, PromiseRaw, Status, Unknown};
@@ -251,7 +251,8 @@ impl NativeProcess {
     #[napi]
     pub fn signal(&self, env: &Env, value: Unknown<'_>, as_kill: bool) -> napi::Result<bool> {
         let signal = signal_arg(env, value)?;
-        Ok(self.inner.signal(signal, as_kill || signal == libc::SIGKILL))
+        let intent = if as_kill || signal == libc::SIGKILL { SignalIntent::Kill } else { SignalIntent::Plain };
+        Ok(self.inner.signal(signal, intent))
     }
 
     #[napi(ts_return_type = "Promise<void>")]

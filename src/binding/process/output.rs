@@ -13,7 +13,7 @@ use crate::core::output::log::{EventBody, LogEvent, Stream};
 use crate::core::output::text::TextChunk;
 use crate::core::supervise::process::Process;
 use crate::core::supervise::state::State;
-use napi::bindgen_prelude::{Function, PromiseRaw};
+use napi::bindgen_prelude::{sys, Function, PromiseRaw, ToNapiValue};
 use napi::threadsafe_function::ThreadsafeCallContext;
 use napi::Env;
 use napi_derive::napi;
@@ -40,7 +40,8 @@ pub struct NativeRetainedOutput {
 #[napi(object, object_from_js = false)]
 pub struct NativeChunk {
     /// 0 = stdout, 1 = stderr.
-    pub stream: u8,
+    #[napi(ts_type = "number")]
+    pub stream: Stream,
     #[napi(ts_type = "string")]
     pub text: JsText,
 }
@@ -50,7 +51,8 @@ pub struct NativeChunk {
 pub struct NativeLogEvent {
     pub seq: f64,
     /// "stdout" | "stderr" | "exited"
-    pub kind: String,
+    #[napi(ts_type = "string")]
+    pub kind: EventKind,
     pub at_ms: f64,
     pub cursor: String,
     pub data: Option<JsBytes>,
@@ -91,33 +93,47 @@ fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)
 }
 
 fn stream_arg(env: &Env, s: &str) -> napi::Result<Stream> {
-    match s {
-        "stdout" => Ok(Stream::Stdout),
-        "stderr" => Ok(Stream::Stderr),
-        _ => Err(invalid(env, "stream", "must be 'stdout' or 'stderr'")),
+    Stream::from_name(s).ok_or_else(|| invalid(env, "stream", "must be 'stdout' or 'stderr'"))
+}
+
+/// A stream for JS, as the listeners' chunks name it: its number.
+impl ToNapiValue for Stream {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY: forwarded to napi's own conversion of a number, with the same environment.
+        unsafe { u32::to_napi_value(env, val.index() as u32) }
+    }
+}
+
+/// What a log event is: output of one stream, or the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Output(Stream),
+    Exited,
+}
+
+impl EventKind {
+    /// The name JS reads in `kind`.
+    fn name(self) -> &'static str {
+        match self {
+            EventKind::Output(s) => s.as_str(),
+            EventKind::Exited => "exited",
+        }
+    }
+}
+
+impl ToNapiValue for EventKind {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY: forwarded to napi's own conversion of a string, with the same environment.
+        unsafe { <&str>::to_napi_value(env, val.name()) }
     }
 }
 
 fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
-    let mut out = NativeLogEvent {
-        seq: e.seq as f64,
-        kind: String::new(),
-        at_ms: e.at_ms as f64,
-        cursor: cursor::encode(id, e.seq),
-        data: None,
-        exit: None,
+    let (kind, data, exit) = match e.body {
+        EventBody::Output(s, b) => (EventKind::Output(s), Some(JsBytes(b)), None),
+        EventBody::Exited(x) => (EventKind::Exited, None, Some(x.into())),
     };
-    match e.body {
-        EventBody::Output(s, b) => {
-            out.kind = s.as_str().into();
-            out.data = Some(JsBytes(b));
-        }
-        EventBody::Exited(x) => {
-            out.kind = "exited".into();
-            out.exit = Some(x.into());
-        }
-    }
-    out
+    NativeLogEvent { seq: e.seq as f64, kind, at_ms: e.at_ms as f64, cursor: cursor::encode(id, e.seq), data, exit }
 }
 
 fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
@@ -128,12 +144,11 @@ fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
     const PIECE: usize = 64 * 1024;
     let mut out: Vec<NativeChunk> = Vec::new();
     for c in chunks {
-        let stream = if c.stream == Stream::Stdout { 0 } else { 1 };
         let all = c.text.as_str();
         let mut at = 0;
         while at < all.len() {
             let rest = &all[at..];
-            if let Some(last) = out.last_mut().filter(|l| l.stream == stream) {
+            if let Some(last) = out.last_mut().filter(|l| l.stream == c.stream) {
                 if let JsText::Owned(t) = &mut last.text {
                     if rest.len() <= PIECE.saturating_sub(t.len()) {
                         t.push_str(rest);
@@ -147,7 +162,7 @@ fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
             } else {
                 JsText::Shared(c.text.slice(at..at + take))
             };
-            out.push(NativeChunk { stream, text });
+            out.push(NativeChunk { stream: c.stream, text });
             at += take;
         }
     }

@@ -27,6 +27,26 @@ pub struct Limits {
     pub processes: Option<u64>,
 }
 
+/// How the tree of a process is kept together, so that it can be signalled and seen to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Containment {
+    /// Its process group: a descendant that leaves the group is out of reach.
+    #[default]
+    ProcessGroup,
+    /// A cgroup of its own (when this Node process has one to give): every descendant.
+    Cgroup,
+}
+
+impl Containment {
+    /// The name JS gives it (a manager's `containment` option, resolved).
+    pub fn name(self) -> &'static str {
+        match self {
+            Containment::ProcessGroup => "process-group",
+            Containment::Cgroup => "cgroup",
+        }
+    }
+}
+
 /// A pseudo-terminal for the child: its window size and the `TERM` it advertises.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pty {
@@ -51,8 +71,8 @@ pub struct SpawnSpec {
     pub log_max_bytes: usize,
     pub log_max_events: usize,
     pub limits: Limits,
-    /// Contain the tree in a cgroup of its own (when this Node process has one to give).
-    pub contain: bool,
+    /// How the tree is kept together.
+    pub containment: Containment,
     /// Run on a terminal of its own: the child leads a new session whose controlling terminal is
     /// its stdin, stdout and stderr; the terminal's output is the process's stdout.
     pub pty: Option<Pty>,

@@ -5,7 +5,7 @@
 //! (functions, AbortSignals).
 
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::launch::command::{Limits, Pty, SpawnSpec, StdinMode};
+use crate::core::launch::command::{Containment, Limits, Pty, SpawnSpec, StdinMode};
 use crate::core::value::Value;
 use std::path::{Component, Path, PathBuf};
 
@@ -132,21 +132,25 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
             spec.env.push(("TERM".into(), p.term.clone()));
         }
     }
-    spec.contain = matches!(req.get("containment"), Value::String(c) if c == "cgroup");
+    spec.containment = match req.get("containment") {
+        Value::String(c) if c == "cgroup" => Containment::Cgroup,
+        _ => Containment::ProcessGroup,
+    };
     spec.validate()?;
     Ok(Launch { spec, timeout: timeout.filter(|t| *t > 0.0) })
 }
 
 /// How a manager contains its processes: `'auto'` (a cgroup when this Node process has one to
 /// give, else process groups), `'cgroup'` (an error when there is none, saying why) or
-/// `'process-group'`. Returns `'cgroup'` or `'process-group'`.
-pub fn containment(v: &Value, cgroups: Result<(), String>) -> CoreResult<&'static str> {
+/// `'process-group'`.
+pub fn containment(v: &Value, cgroups: Result<(), String>) -> CoreResult<Containment> {
+    let auto = if cgroups.is_ok() { Containment::Cgroup } else { Containment::ProcessGroup };
     match v {
-        Value::Undefined => Ok(if cgroups.is_ok() { "cgroup" } else { "process-group" }),
-        Value::String(s) if s == "auto" => Ok(if cgroups.is_ok() { "cgroup" } else { "process-group" }),
-        Value::String(s) if s == "process-group" => Ok("process-group"),
+        Value::Undefined => Ok(auto),
+        Value::String(s) if s == "auto" => Ok(auto),
+        Value::String(s) if s == "process-group" => Ok(Containment::ProcessGroup),
         Value::String(s) if s == "cgroup" => match cgroups {
-            Ok(()) => Ok("cgroup"),
+            Ok(()) => Ok(Containment::Cgroup),
             Err(why) => {
                 Err(CoreError::invalid_option("containment", format!("containment 'cgroup' is not available: {why}")))
             }

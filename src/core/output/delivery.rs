@@ -9,7 +9,7 @@
 use crate::core::output::consumers::{lags, Consumer, ReaderWait, Wake, READER_DRAIN_PATIENCE};
 use crate::core::output::loan::Loan;
 use crate::core::output::log::{EventBody, LogRead, Stream};
-use crate::core::output::process_output::{index, lock, Output, Texts};
+use crate::core::output::process_output::{lock, Output, Texts};
 use crate::core::output::text::{Text, TextChunk};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
@@ -86,7 +86,7 @@ impl Output {
             let Texts { decoders, retained, retain, .. } = &mut *t;
             for e in read.events {
                 if let EventBody::Output(stream, data) = e.body {
-                    let i = index(stream);
+                    let i = stream.index();
                     // ASCII, the common case of logs, is known from the same pass that validates,
                     // and spares V8 its own decoding pass (a Latin-1 string is a plain copy).
                     let text = match decoders[i].decode_ascii(&data) {
@@ -102,7 +102,7 @@ impl Output {
             }
             if finish {
                 for stream in [Stream::Stdout, Stream::Stderr] {
-                    let i = index(stream);
+                    let i = stream.index();
                     let text = decoders[i].finish();
                     if !text.is_empty() {
                         retained[i].push(&text);
@@ -153,7 +153,7 @@ impl Output {
                 return Err(fd);
             }
             let loan = Arc::new(Loan::new(stream, fd));
-            c.loans[index(stream)] = Some(loan.clone());
+            c.loans[stream.index()] = Some(loan.clone());
             loan
         };
         self.wake();
@@ -162,7 +162,7 @@ impl Output {
 
     /// The loan of `stream` is over.
     pub(crate) fn loan_over(&self, stream: Stream) {
-        lock(&self.consumers).loans[index(stream)] = None;
+        lock(&self.consumers).loans[stream.index()] = None;
     }
 
     /// The loans outstanding: offered (the borrower may `take` them) or lent.

@@ -25,6 +25,24 @@ impl Stream {
             Stream::Stderr => "stderr",
         }
     }
+
+    /// The stream JS names 'stdout' or 'stderr'.
+    pub fn from_name(name: &str) -> Option<Stream> {
+        match name {
+            "stdout" => Some(Stream::Stdout),
+            "stderr" => Some(Stream::Stderr),
+            _ => None,
+        }
+    }
+
+    /// Its place in the per-stream arrays, and its number for the listeners' chunks: 0 for
+    /// stdout, 1 for stderr.
+    pub fn index(self) -> usize {
+        match self {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

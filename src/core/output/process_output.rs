@@ -35,13 +35,6 @@ pub struct Output {
     pub(super) progress: Notify,
 }
 
-pub(crate) fn index(s: Stream) -> usize {
-    match s {
-        Stream::Stdout => 0,
-        Stream::Stderr => 1,
-    }
-}
-
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -91,7 +84,7 @@ impl Output {
         let seq = {
             let mut t = self.texts();
             // Asked under the texts lock, as `set_pump` sets it: no event is decoded by both.
-            let i = index(stream);
+            let i = stream.index();
             if !t.retain {
                 t.retained[i].drop_bytes(data.len());
             } else if !lock(&self.consumers).has_pump() {
@@ -114,7 +107,7 @@ impl Output {
         if lock(&self.consumers).has_pump() {
             return;
         }
-        let i = index(stream);
+        let i = stream.index();
         let rest = t.decoders[i].finish();
         if !rest.is_empty() {
             t.retained[i].push(&rest);
@@ -161,11 +154,11 @@ impl Output {
     }
 
     pub fn retained_text(&self, stream: Stream) -> String {
-        self.texts().retained[index(stream)].text()
+        self.texts().retained[stream.index()].text()
     }
 
     pub fn retained_dropped(&self, stream: Stream) -> u64 {
-        self.texts().retained[index(stream)].dropped_bytes()
+        self.texts().retained[stream.index()].dropped_bytes()
     }
 
     /// The newest sequence number in the log. Read from the log itself: the `seq` watch is

@@ -56,6 +56,15 @@ pub struct Process {
     waiters: Mutex<Vec<Waiter>>,
 }
 
+/// What a signal sent through a handle means for the outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalIntent {
+    /// A signal like any other: the outcome says only how the root exited.
+    Plain,
+    /// A kill: the outcome is `killed` when the root has not exited yet.
+    Kill,
+}
+
 /// A callback waiting for the state to satisfy its predicate.
 type Waiter = (fn(&State) -> bool, Box<dyn FnOnce(State) + Send>);
 
@@ -105,7 +114,7 @@ impl Member for Process {
     }
 
     fn kill(&self) -> bool {
-        self.signal(libc::SIGKILL, true)
+        self.signal(libc::SIGKILL, SignalIntent::Kill)
     }
 
     fn retire(&self) -> bool {
@@ -285,16 +294,15 @@ impl Process {
 
     // ---- control -----------------------------------------------------------------------------
 
-    /// Sends `signal` to the whole group (and to a root that left it). `as_kill` marks the
-    /// outcome `killed` when the root has not exited yet. False when it reached no process.
-    pub fn signal(&self, signal: i32, as_kill: bool) -> bool {
+    /// Sends `signal` to the whole group (and to a root that left it). A kill marks the outcome
+    /// `killed` when the root has not exited yet. False when it reached no process.
+    pub fn signal(&self, signal: i32, intent: SignalIntent) -> bool {
         if self.state.borrow().is_done() {
             return false;
         }
-        if as_kill {
-            self.stop(StopReason::Kill, signal)
-        } else {
-            self.send(signal)
+        match intent {
+            SignalIntent::Kill => self.stop(StopReason::Kill, signal),
+            SignalIntent::Plain => self.send(signal),
         }
     }
 

@@ -15,7 +15,7 @@
 
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::exit::StopReason;
-use crate::core::launch::command::SpawnSpec;
+use crate::core::launch::command::{Containment, SpawnSpec};
 use crate::core::output::log::{now_ms, EventBody, Stream};
 use crate::core::supervise::process::Process;
 use crate::core::supervise::state::RootExit;
@@ -66,7 +66,10 @@ pub fn launch(
     pump: Option<Box<dyn Fn() + Send + Sync>>,
     hold: bool,
 ) -> CoreResult<(Arc<Process>, Run)> {
-    let cgroup = if spec.contain { Some(contain(&spec)?) } else { None };
+    let cgroup = match spec.containment {
+        Containment::Cgroup => Some(contain(&spec)?),
+        Containment::ProcessGroup => None,
+    };
     let mut launched = match spawn::launch(&spec, spawn::Placement { cgroup: cgroup.as_ref() }) {
         Ok(l) => l,
         Err(e) => {

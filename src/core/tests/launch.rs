@@ -92,7 +92,7 @@ async fn a_child_that_cannot_be_born_in_its_cgroup_joins_it_before_it_runs() {
     // them there is nothing to place.
     crate::core::tree::cgroup::parent().expect("a writable cgroup v2 directory for the tests");
     let mut spec = sh("cat /proc/self/cgroup");
-    spec.contain = true;
+    spec.containment = Containment::Cgroup;
     let refuse = &crate::core::launch::spawn::imp::REFUSE_CLONE_INTO_CGROUP;
     refuse.with(|r| r.set(true));
     let p = start(spec);

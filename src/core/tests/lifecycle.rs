@@ -44,11 +44,11 @@ async fn kill_reaches_grandchildren() {
     within(Duration::from_secs(5), rx.wait_for(|s| *s >= 1)).await.unwrap();
     let grandchild: i32 = p.retained_text(Stream::Stdout).trim().parse().unwrap();
     assert!(alive(grandchild));
-    assert!(p.signal(libc::SIGKILL, true));
+    assert!(p.signal(libc::SIGKILL, SignalIntent::Kill));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     assert!(st.done.unwrap().killed());
     assert!(!alive(grandchild));
-    assert!(!p.signal(libc::SIGKILL, true), "nothing left to signal");
+    assert!(!p.signal(libc::SIGKILL, SignalIntent::Kill), "nothing left to signal");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,12 +124,12 @@ async fn a_root_that_left_its_group_is_still_signalled() {
     })
     .await;
     assert!(moved);
-    assert!(p.signal(libc::SIGKILL, true), "the root is reached through its pidfd");
+    assert!(p.signal(libc::SIGKILL, SignalIntent::Kill), "the root is reached through its pidfd");
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     let exit = st.done.unwrap();
     assert_eq!(exit.signal, Some(libc::SIGKILL));
     assert!(exit.killed());
-    assert!(!p.signal(libc::SIGKILL, true), "nothing is left to reach");
+    assert!(!p.signal(libc::SIGKILL, SignalIntent::Kill), "nothing is left to reach");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,7 +165,7 @@ fn a_tree_that_outlives_its_root_ends_after_the_runtime_that_first_watched_one_i
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async {
             let mut spec = sh("sleep 0.3 & exit 0");
-            spec.contain = true;
+            spec.containment = Containment::Cgroup;
             let p = start(spec);
             let st = within(Duration::from_secs(5), p.wait_done(None)).await;
             assert_eq!(st.done.unwrap().code, 0);
