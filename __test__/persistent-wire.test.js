@@ -81,3 +81,26 @@ test('a reply sent in parts is joined back into that reply; parts that are not o
   assert.equal(broken.error.code, 'SANDBOX_PROTOCOL_MISMATCH')
   assert.equal(protocol.joinParts(parts, 8).error.code, 'SANDBOX_PROTOCOL_MISMATCH')
 })
+
+test("the native take hands a supervisor both streams in order, a run per stream, up to a position", async () => {
+  const { launch } = require('../lib/core')
+  const { request } = require('../lib/manager')
+  const { binding } = require('../lib/native')
+  const req = request('printf a; sleep 0.05; printf b >&2; sleep 0.05; printf c; sleep 0.05; printf d >&2', { maxRetainedBytes: 0 }, [{ PATH: process.env.PATH }], process.cwd(), binding.resolveContainment('auto'))
+  const core = await launch('shell', req, { command: 'printf' })
+  await core.finish()
+  const native = core.native
+  const runs = (take) => take.runs.map((r) => [r.stream, r.data.toString()])
+  const all = native.takeOutput(0, 1 << 20)
+  assert.deepEqual(runs(all), [[0, 'a'], [1, 'b'], [0, 'c'], [1, 'd']])
+  assert.equal(all.truncated, false)
+  assert.equal(all.finished, true)
+  // Up to the second event, and on from there.
+  const first = native.takeOutput(0, 1 << 20, 2)
+  assert.equal(first.next, 2)
+  assert.equal(first.runs.map((r) => r.data.toString()).join(''), 'ab')
+  const rest = native.takeOutput(first.next, 1 << 20)
+  assert.equal(rest.runs.map((r) => r.data.toString()).join(''), 'cd')
+  assert.equal(native.takeOutput(rest.next, 1 << 20).runs.length, 0)
+  assert.throws(() => native.takeOutput(rest.next + 5, 1), (e) => e.code === 'INVALID_PROCESS_OPTION')
+})

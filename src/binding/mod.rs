@@ -6,6 +6,7 @@
 mod bytes;
 mod error;
 mod loop_reader;
+mod output_take;
 mod process;
 mod realm;
 mod runtime;
@@ -13,6 +14,7 @@ mod settle;
 mod snapshot;
 mod value;
 
+pub use output_take::*;
 pub use process::*;
 pub use realm::*;
 pub use snapshot::*;

@@ -191,14 +191,14 @@ pub struct NativeProbe {
 /// A supervised process. Created by `spawnProcess`.
 #[napi]
 pub struct NativeProcess {
-    inner: Arc<Process>,
+    pub(super) inner: Arc<Process>,
     /// The `timeout` as given, for the Mastra face's timeout note.
     timeout: Option<f64>,
     /// The reader is waiting for its wake-up, and keeps Node alive meanwhile.
     reader_waits: AtomicBool,
 }
 
-fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
+pub(super) fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 {
         Ok(v as u64)
     } else {
@@ -208,7 +208,7 @@ fn seq_arg(name: &str, v: f64) -> CoreResult<u64> {
 
 /// A log read's start and size, by the rules `readLog` and `takeStdout` share: `after` a sequence
 /// number not past the log's end, `maxBytes` at least 1.
-fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)> {
+pub(super) fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)> {
     let after = seq_arg("after", after)?;
     if after > p.last_seq() {
         return Err(CoreError::invalid_option("after", "is past the end of the log"));
@@ -748,7 +748,7 @@ impl NativeProcess {
     }
 
     /// Keeps Node alive while the reader waits (as a pending `readLog` did), at most once.
-    fn hold_for_reader(&self, env: &Env, on: bool) -> napi::Result<()> {
+    pub(super) fn hold_for_reader(&self, env: &Env, on: bool) -> napi::Result<()> {
         if self.reader_waits.swap(on, Ordering::Relaxed) != on {
             settle::keep_alive(env, on)?;
         }
