@@ -151,7 +151,12 @@ function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
   }
 }
 
-async function logs(native, opts) {
+/**
+ * The events of `logs(opts)` in batches, as a persistent sandbox's supervisor sends them and
+ * `logs()` streams them: `next()` resolves with `{ events, end }` (the API's events; `end` after
+ * the terminal one), or null once there are no more.
+ */
+function logBatches(native, opts) {
   opts = options(opts, 'logs options')
   checkSignal(opts.signal)
   for (const k of ['replay', 'follow']) {
@@ -162,22 +167,35 @@ async function logs(native, opts) {
   const cursor = logCursor(native, startPosition(native, opts), { follow, signal })
   if (signal && signal.aborted) throw abortError(signal)
   let sawTerminal = false
+  return {
+    async next() {
+      if (sawTerminal) return null
+      const read = await cursor.next()
+      if (!read) return null
+      const events = []
+      if (read.truncated) {
+        events.push({ type: 'truncated', cursor: native.cursorAt(Math.max(0, read.events.length ? read.events[0].seq - 1 : read.next)), timestamp: iso(Date.now()) })
+      }
+      for (const e of read.events) {
+        const ev = logEvent(e)
+        events.push(ev)
+        if (ev.type === 'terminal') sawTerminal = true
+      }
+      return { events, end: sawTerminal }
+    },
+  }
+}
+
+async function logs(native, opts) {
+  const batches = logBatches(native, opts)
   return new ReadableStream(
     {
       async pull(controller) {
         try {
-          if (sawTerminal) return controller.close()
-          const read = await cursor.next()
-          if (!read) return controller.close()
-          if (read.truncated) {
-            controller.enqueue({ type: 'truncated', cursor: native.cursorAt(Math.max(0, read.events.length ? read.events[0].seq - 1 : read.next)), timestamp: iso(Date.now()) })
-          }
-          for (const e of read.events) {
-            const ev = logEvent(e)
-            controller.enqueue(ev)
-            if (ev.type === 'terminal') sawTerminal = true
-          }
-          if (sawTerminal) controller.close()
+          const batch = await batches.next()
+          if (!batch) return controller.close()
+          for (const e of batch.events) controller.enqueue(e)
+          if (batch.end) controller.close()
         } catch (err) {
           controller.error(err)
         }
@@ -347,4 +365,4 @@ async function kill(native, signal) {
   native.signal(signal, signal === 9)
 }
 
-module.exports = { addUsage, status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }
+module.exports = { addUsage, status, waitForExit, logs, logBatches, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }
