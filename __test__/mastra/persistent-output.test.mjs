@@ -1,5 +1,6 @@
 // The output of a persistent sandbox's processes as it reaches the Node processes attached to
-// it: as the bytes the processes wrote, and whole to a listener however fast it comes.
+// it: in order with the calls that name the processes, as the bytes the processes wrote, and
+// whole to a listener however fast it comes.
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
@@ -35,6 +36,36 @@ function make(options) {
 }
 
 describe('the output of a persistent sandbox', () => {
+  it('spawn() resolves before any output reaches onStdout or reader, 30 times in a row', async () => {
+    const sb = make({ persistent: true })
+    await sb.start()
+    for (let i = 0; i < 30; i++) {
+      const expected = `run ${i}\none\ntwo\n`
+      let resolved = false
+      let early = ''
+      let heard = ''
+      const h = await sb.processes.spawn(`printf 'run %s\\n' ${i} && printf 'one\\ntwo\\n'`, {
+        onStdout: (d) => {
+          if (!resolved) early += d
+          heard += d
+        },
+      })
+      resolved = true
+      // Mastra's reader sees what is emitted from its creation on: made right after spawn(), it
+      // must see everything.
+      let read = ''
+      h.reader.on('data', (d) => (read += d))
+      const ended = new Promise((r) => h.reader.once('end', r))
+      const result = await h.wait()
+      await ended
+      assert.equal(early, '', `run ${i}: output before spawn() resolved`)
+      assert.equal(heard, expected, `run ${i}: onStdout`)
+      assert.equal(read, expected, `run ${i}: reader`)
+      assert.equal(result.stdout, expected)
+      sb.processes.release(h.pid)
+    }
+  })
+
   it('the bytes a process writes reach a client as they are, and a handle decodes them as a local one does', async () => {
     // Invalid UTF-8, a character cut between two writes, and a NUL.
     const command = "printf '\\377\\376a\\303'; sleep 0.05; printf '\\251\\000z'"

@@ -169,8 +169,12 @@ class Connection extends EventEmitter {
       if (m.error) p.reject(protocol.toError(m.error))
       else {
         const value = decodeValue(m.value)
-        // Runs before the next frame is read: a handle registered here sees every event after.
-        if (p.onReply) p.onReply(value)
+        // Runs before the next frame is read: a handle registered here sees every event after,
+        // once the caller has it (the inbox holds them until then).
+        if (p.onReply) {
+          if (value && value.pid !== undefined) this.inbox.hold(String(value.pid))
+          p.onReply(value)
+        }
         p.resolve(value)
       }
     } else if (m.t === 'refused') {
