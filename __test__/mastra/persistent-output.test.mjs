@@ -124,4 +124,30 @@ describe('the output of a persistent sandbox', () => {
     assert.equal(bytes, size + 3)
     assert.equal(afterExit, 0)
   })
+
+  it('a quiet call (release) is carried out with no reply, and the calls after it are answered', async () => {
+    const sb = make({ persistent: true })
+    await sb.start()
+    const h = await sb.processes.spawn('true')
+    await h.wait()
+    const socket = net.connect(sb._conn.socketPath)
+    await new Promise((r) => socket.once('connect', r))
+    const frames = new protocol.FrameReader()
+    const got = []
+    let answered
+    const listed = new Promise((r) => (answered = r))
+    socket.on('data', (d) => {
+      for (const m of frames.push(d)) {
+        got.push(m)
+        if (m.id === 3) answered()
+      }
+    })
+    socket.write(protocol.encode(protocol.hello()))
+    socket.write(protocol.encode({ t: 'call', id: 2, op: 'release', args: { pid: h.pid }, quiet: true }))
+    socket.write(protocol.encode({ t: 'call', id: 3, op: 'list' }))
+    await listed
+    socket.destroy()
+    assert.deepEqual(got.map((m) => m.t), ['hello', 'reply'])
+    assert.deepEqual(got[1].value, [], 'the release was carried out')
+  })
 })

@@ -25,6 +25,12 @@ const START_TIMEOUT_MS = 15_000
  */
 const WAIT_MS = 5_000
 
+/**
+ * Calls whose answer nobody waits for (letting go of an exited process or of a log stream): sent
+ * without asking for a reply, they cost the supervisor no write and this process no wake-up.
+ */
+const QUIET = new Set(['release', 'logsClose'])
+
 /** Bytes read from the socket at once, into one buffer. */
 const READ_BUFFER = 1024 * 1024
 
@@ -211,12 +217,17 @@ class Connection extends EventEmitter {
   call(op, args, onReply) {
     if (this.lostError) return Promise.reject(this.lostError)
     const id = this.nextId++
+    const quiet = QUIET.has(op)
     let frame
     try {
       const att = attachments()
-      frame = protocol.encodeCall(id, op, encodeValue(args, att), att)
+      frame = protocol.encodeCall(id, op, encodeValue(args, att), att, quiet)
     } catch (e) {
       return Promise.reject(e)
+    }
+    if (quiet) {
+      this.write(frame)
+      return Promise.resolve()
     }
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onReply })
@@ -225,13 +236,11 @@ class Connection extends EventEmitter {
     })
   }
 
-  /** Writes the pieces of a frame, in one system call where the socket takes them at once. */
+  /** Writes the pieces of a frame, with whatever else is written in this turn. */
   write(pieces) {
     if (this.socket.destroyed) return
-    if (pieces.length === 1) return this.socket.write(pieces[0])
-    this.socket.cork()
+    protocol.batch(this.socket)
     for (const p of pieces) this.socket.write(p)
-    this.socket.uncork()
   }
 
   /** A `logs(options)` stream of process `pid`, its events pushed by the supervisor. */

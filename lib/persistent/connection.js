@@ -71,6 +71,7 @@ class Client {
   /** An OUT frame: `size` bytes of `stream` of process `pid`, in the Buffers `data`. */
   writeOut(pid, stream, data, size) {
     if (!this.writable()) return
+    // Not held for the end of the turn: a flood goes out as it is taken, while the client reads.
     this.socket.cork()
     this.socket.write(protocol.outHead(pid, stream, size))
     for (const d of data) this.socket.write(d)
@@ -82,12 +83,9 @@ class Client {
     if (this.outbox.length > 0) {
       for (const p of pieces) this.outbox.push(p)
       this.outboxBytes += pieces.reduce((n, p) => n + p.length, 0)
-    } else if (pieces.length === 1) {
-      this.socket.write(pieces[0])
     } else {
-      this.socket.cork()
+      protocol.batch(this.socket)
       for (const p of pieces) this.socket.write(p)
-      this.socket.uncork()
     }
     this.check()
   }
@@ -207,16 +205,17 @@ function serveSocket(socket, host) {
   return client
 }
 
-/** Answers call `m`: its value, or the typed error of this call alone. */
+/** Answers call `m`: its value, or the typed error of this call alone; nothing for a quiet call. */
 async function serve(host, client, m) {
   let value
   try {
     const [op, args] = calls.resolve(host.ops, m, protocol.VERSION)
     value = await op(client, args)
   } catch (e) {
-    client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
+    if (m.quiet !== true) client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
     return
   }
+  if (m.quiet === true) return value?.[AFTER_REPLY]?.()
   try {
     client.reply({ t: 'reply', id: m.id, value })
     // What must follow the reply, such as the output of the process it names.

@@ -86,7 +86,8 @@ class Inbox {
     if (this.unacked < protocol.WINDOW / 4) return
     const n = this.unacked
     this.unacked = 0
-    this.conn.write([protocol.credit(0, n)])
+    // At once, not with the writes of this turn: the supervisor may be waiting for it.
+    if (!this.conn.socket.destroyed) this.conn.socket.write(protocol.credit(0, n))
   }
 
   /** A BLOB frame of a log stream: events, or its end. */

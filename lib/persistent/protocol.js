@@ -76,9 +76,12 @@ function lengthOf(size) {
   return head
 }
 
-/** The frame of a call as the pieces to write, or a typed error for a call too large for one frame (nothing is sent). */
-function encodeCall(id, op, args, attachments) {
-  const pieces = body({ t: 'call', id, op, args }, attachments)
+/**
+ * The frame of a call as the pieces to write, or a typed error for a call too large for one frame
+ * (nothing is sent). A `quiet` call gets no reply.
+ */
+function encodeCall(id, op, args, attachments, quiet) {
+  const pieces = body(quiet ? { t: 'call', id, op, args, quiet } : { t: 'call', id, op, args }, attachments)
   const size = pieces.reduce((n, p) => n + p.length, 0)
   if (size > MAX_FRAME) {
     throw protocolError(`the call ${op} is ${size} bytes, over the ${MAX_FRAME}-byte limit of one frame; nothing was sent`)
@@ -237,6 +240,24 @@ class FrameReader {
   }
 }
 
+const batched = Symbol('writes batched')
+
+/**
+ * Holds what is written to `socket` until the end of this turn of the event loop, then writes it
+ * in one system call: on a host where waking the other side costs most of a small message
+ * (measured: 170 µs per write of the supervisor, a Unix socket between two vCPUs), the reply to
+ * one call and the next call, or an exit and the output before it, go together.
+ */
+function batch(socket) {
+  if (socket[batched]) return
+  socket[batched] = true
+  socket.cork()
+  setImmediate(() => {
+    socket[batched] = false
+    socket.uncork()
+  })
+}
+
 function hello(extra) {
   return { t: 'hello', protocol: PROTOCOL, version: VERSION, ...extra }
 }
@@ -291,6 +312,7 @@ module.exports = {
   decodeBody,
   joinParts,
   FrameReader,
+  batch,
   hello,
   helloMismatch,
   socketDirectory,
