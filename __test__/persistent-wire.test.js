@@ -166,3 +166,30 @@ test("the native take hands a supervisor both streams in order, a run per stream
   assert.equal(native.takeOutput(rest.next, 1 << 20).runs.length, 0)
   assert.throws(() => native.takeOutput(rest.next + 5, 1), (e) => e.code === 'INVALID_PROCESS_OPTION')
 })
+
+test('the native log read of now gives a supervisor the events of logs() at once, and re-arms its wake-up', async () => {
+  const { launch } = require('../lib/core')
+  const { request } = require('../lib/manager')
+  const { binding } = require('../lib/native')
+  const req = request('printf a; sleep 0.2; printf b >&2', { maxRetainedBytes: 0 }, [{ PATH: process.env.PATH }], process.cwd(), binding.resolveContainment('auto'))
+  const core = await launch('shell', req, { command: 'printf' }, [], true)
+  const native = core.native
+  let woken = 0
+  native.setReaderWake(() => woken++)
+  native.setReaderHold(null)
+  while (native.lastSeq() < 1) await new Promise((r) => setTimeout(r, 5))
+  const first = native.readLogNow(0, 1 << 20)
+  assert.deepEqual(first.events.map((e) => [e.kind, Buffer.from(e.data).toString()]), [['stdout', 'a']])
+  assert.equal(first.closed, false)
+  assert.equal(native.readLogNow(first.next, 1 << 20).events.length, 0)
+  const before = woken
+  await core.finish()
+  while (native.lastSeq() < 3) await new Promise((r) => setTimeout(r, 5))
+  await new Promise((r) => setImmediate(r))
+  assert.ok(woken > before, 'woken by the output after the read')
+  const rest = native.readLogNow(first.next, 1 << 20)
+  assert.deepEqual(rest.events.map((e) => e.kind), ['stderr', 'exited'])
+  assert.equal(rest.events[1].cursor, native.cursorAt(3))
+  assert.equal(rest.closed, true)
+  native.setReaderWake(null)
+})

@@ -3,7 +3,7 @@
 
 use super::bytes::JsChunks;
 use super::error::js_error;
-use super::process::{log_range, seq_arg, NativeProcess};
+use super::process::{log_range, seq_arg, to_event, NativeLogRead, NativeProcess};
 use crate::core::output_log::{EventBody, Stream};
 use bytes::Bytes;
 use napi::Env;
@@ -83,5 +83,17 @@ impl NativeProcess {
             next: next as f64,
             finished,
         })
+    }
+
+    /// Log events after sequence number `after`, up to about `maxBytes` of output, read now on
+    /// the JS thread (`readLog` without its wait). It answers the reader's wake-up as
+    /// `takeOutput` does, so a `logs()` stream a supervisor pushes learns of new output by it.
+    #[napi]
+    pub fn read_log_now(&self, env: &Env, after: f64, max_bytes: f64) -> napi::Result<NativeLogRead> {
+        let (after, max) = log_range(&self.inner, after, max_bytes).map_err(|e| js_error(env, e))?;
+        let read = self.inner.output.reader_take(after, max);
+        let closed = self.inner.state().is_done() && read.next >= self.inner.last_seq();
+        let events = read.events.into_iter().map(|e| to_event(&self.inner.id, e)).collect();
+        Ok(NativeLogRead { truncated: read.truncated, next: read.next as f64, closed, events })
     }
 }

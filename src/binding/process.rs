@@ -242,7 +242,7 @@ fn limit(ms: Option<f64>) -> CoreResult<Option<Duration>> {
     ms.map(|v| seq_arg("limit", v.max(0.0).floor()).map(Duration::from_millis)).transpose()
 }
 
-fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
+pub(super) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
     let mut out = NativeLogEvent {
         seq: e.seq as f64,
         kind: String::new(),
