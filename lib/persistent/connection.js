@@ -23,8 +23,17 @@ const CALLS_BOUND = 8 * 1024 * 1024
  * read. Above the largest single reply (a JavaScript string holds at most 512 MiB).
  */
 const QUEUE_LIMIT = 1024 * 1024 * 1024
-/** A value's action to run once its reply is written (the key is no JSON, so it does not cross). */
-const AFTER_REPLY = Symbol('after reply')
+/** A call's value and what must follow its reply: the output of the process it names, say. */
+class Followed {
+  constructor(value, after) {
+    this.value = value
+    this.after = after
+  }
+}
+
+function followed(value, after) {
+  return new Followed(value, after)
+}
 
 class Client {
   constructor(socket) {
@@ -215,11 +224,15 @@ async function serve(host, client, m) {
     if (m.quiet !== true) client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
     return
   }
-  if (m.quiet === true) return value?.[AFTER_REPLY]?.()
+  let after
+  if (value instanceof Followed) {
+    after = value.after
+    value = value.value
+  }
+  if (m.quiet === true) return after?.()
   try {
     client.reply({ t: 'reply', id: m.id, value })
-    // What must follow the reply, such as the output of the process it names.
-    value?.[AFTER_REPLY]?.()
+    after?.()
   } catch (e) {
     // Larger than a string can hold: this call fails, the connection goes on.
     const error = new errors.SandboxProtocolError(`the reply to ${m.op} cannot be sent: ${e.message}`)
@@ -227,4 +240,4 @@ async function serve(host, client, m) {
   }
 }
 
-module.exports = { serveSocket, AFTER_REPLY }
+module.exports = { serveSocket, followed }

@@ -16,6 +16,7 @@
 // is bounded.
 
 const protocol = require('./protocol')
+const { logEvents } = require('../observe')
 
 /** Bytes taken from a log at once: about the most one OUT frame carries. */
 const BATCH = 256 * 1024
@@ -33,7 +34,7 @@ function holdFor(rec) {
   }
   const hold = min === Infinity ? null : min
   // Exited and sent to everyone: nothing is taken from this log any more.
-  if (hold === null && rec.result !== undefined && rec.subscribers.size === 0 && !rec.unwoken) {
+  if (hold === null && rec.result !== undefined && rec.subscribers.size === 0 && rec.streams.size === 0 && !rec.unwoken) {
     rec.unwoken = true
     rec.core.native.setReaderWake(null)
   }
@@ -167,19 +168,23 @@ class Feed {
 }
 
 /**
- * One `logs()` stream of a client: batches of events read by the Processes API's own cursor over
- * the native log, pushed as BLOB frames (the data as bytes beside a small JSON) within the credit
- * the client grants as its stream is read. Like a local `logs()` reader it never holds the
- * process back: one that falls behind the bounded log is told so by a `truncated` event.
+ * One `logs()` stream of a client: the events the Processes API's `logs()` would read, read from
+ * the process's log when its wake-up says there is more, and pushed as BLOB frames (the data as
+ * bytes beside a small JSON) within the credit the client grants as its stream is read. Like a
+ * local `logs()` reader it never holds the process back: one that falls behind the bounded log
+ * is told so by a `truncated` event.
  */
 class LogStream {
-  constructor(client, id, batches) {
+  constructor(client, id, rec, start) {
     this.client = client
     this.id = id
-    this.batches = batches
+    this.rec = rec
+    this.after = start.after
+    this.follow = start.follow
     this.credit = protocol.WINDOW
-    this.reading = false
+    this.later = false
     this.done = false
+    rec.streams.add(this)
   }
 
   grant(n) {
@@ -187,22 +192,32 @@ class LogStream {
     this.next()
   }
 
-  async next() {
-    if (this.reading || this.done || this.credit <= 0 || !this.client.writable()) return
-    this.reading = true
-    let batch
-    try {
-      batch = await this.batches.next()
-    } catch (e) {
-      this.reading = false
-      return this.end({ error: protocol.fromError(e) })
+  next() {
+    if (this.done || !this.client.writable()) return
+    const native = this.rec.core.native
+    let sent = 0
+    while (this.credit > 0) {
+      if (sent >= TURN_BYTES) {
+        if (this.later) return
+        this.later = true
+        return setImmediate(() => {
+          this.later = false
+          this.next()
+        })
+      }
+      const read = native.readLogNow(this.after, Math.min(this.credit, BATCH))
+      this.after = read.next
+      if (read.events.length === 0 && !read.truncated) {
+        // Caught up: the process's wake-up brings the next events, or this is the end.
+        if (read.closed || !this.follow) this.end({})
+        return
+      }
+      const batch = logEvents(native, read)
+      const n = this.client.sendValue({ t: 'log', s: this.id, events: batch.events })
+      this.credit -= n
+      sent += n
+      if (batch.end) return this.end({})
     }
-    this.reading = false
-    if (this.done) return
-    if (!batch) return this.end({})
-    this.credit -= this.client.sendValue({ t: 'log', s: this.id, events: batch.events })
-    if (batch.end) return this.end({})
-    this.next()
   }
 
   end(extra) {
@@ -210,9 +225,9 @@ class LogStream {
     this.client.send({ t: 'log', s: this.id, done: true, ...extra })
   }
 
-  /** Stops reading; a read under way is dropped when it comes back. */
   close() {
     this.done = true
+    this.rec.streams.delete(this)
     this.client.streams.delete(this.id)
   }
 }

@@ -22,9 +22,9 @@ const { ProcessHandle: CoreProcessHandle } = require('../handle')
 const errors = require('../errors')
 const protocol = require('./protocol')
 const { decodeValue } = require('./values')
-const { serveSocket, AFTER_REPLY } = require('./connection')
+const { serveSocket, followed } = require('./connection')
 const { LogStream } = require('./feed')
-const { logBatches } = require('../observe')
+const { logStart } = require('../observe')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
 
@@ -110,11 +110,8 @@ function attached(rec, client) {
   }
   const max = rec.retention === Infinity ? 'Infinity' : rec.retention
   const answer = { ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: out.stdout, stderr: out.stderr, result: rec.result }
-  if (rec.result !== undefined) {
-    if (rec.note) answer.stderr += rec.note
-  } else {
-    answer[AFTER_REPLY] = () => client.feed.add(rec, seq)
-  }
+  if (rec.result === undefined) return followed(answer, () => client.feed.add(rec, seq))
+  if (rec.note) answer.stderr += rec.note
   return answer
 }
 
@@ -134,6 +131,8 @@ const ops = Object.assign(Object.create(null), {
       stdinMode: a.stdinMode === 'ignore' ? 'ignore' : 'pipe',
       retention: retention(a.maxRetainedBytes),
       subscribers: new Set(),
+      /** Its `logs()` streams, of any client. */
+      streams: new Set(),
       hold: 0,
       unwoken: false,
       result: undefined,
@@ -149,6 +148,7 @@ const ops = Object.assign(Object.create(null), {
     rec.core.readerMade = true
     rec.core.native.setReaderWake(() => {
       for (const c of [...rec.subscribers]) c.feed.woken(rec)
+      for (const st of [...rec.streams]) st.next()
     })
     rec.view = new CoreProcessHandle(rec.core)
     rec.pidNumber = rec.core.pid
@@ -157,7 +157,7 @@ const ops = Object.assign(Object.create(null), {
     rec.core.finish().then((exit) => settle(rec, exit))
     const max = rec.retention === Infinity ? 'Infinity' : rec.retention
     // Its output from the first byte, after the reply: the client knows the process before it.
-    return { ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: '', stderr: '', result: undefined, [AFTER_REPLY]: () => client.feed.add(rec, 0) }
+    return followed({ ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: '', stderr: '', result: undefined }, () => client.feed.add(rec, 0))
   },
 
   list: () => [...records.values()].map(info),
@@ -205,13 +205,13 @@ const ops = Object.assign(Object.create(null), {
    * BLOB frames that name the stream by the id this answers.
    */
   logsOpen(client, a) {
-    const batches = logBatches(recordOf(a.pid).core.native, decodeValue(a.options))
+    const rec = recordOf(a.pid)
+    const start = logStart(rec.core.native, decodeValue(a.options))
     const id = client.nextStream++
-    const st = new LogStream(client, id, batches)
+    const st = new LogStream(client, id, rec, start)
     client.streams.set(id, st)
-    // After the reply that names it.
-    setImmediate(() => st.next())
-    return id
+    // Its events after the reply that names it.
+    return followed(id, () => st.next())
   },
 
   logsClose(client, a) {
