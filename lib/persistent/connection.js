@@ -93,8 +93,11 @@ class Client {
       for (const p of pieces) this.outbox.push(p)
       this.outboxBytes += pieces.reduce((n, p) => n + p.length, 0)
     } else {
-      protocol.batch(this.socket)
+      // At once, not batched to the end of the turn: a reply written before the rest of this
+      // turn's work (the subscription that follows a spawn's reply, say) is read sooner.
+      this.socket.cork()
       for (const p of pieces) this.socket.write(p)
+      this.socket.uncork()
     }
     this.check()
   }

@@ -83,7 +83,7 @@ class Inbox {
 
   /** After each read from the socket: gives back the credit of what was read, a quarter window at a time. */
   read() {
-    if (this.unacked < protocol.WINDOW / 4) return
+    if (this.unacked < protocol.WINDOW / 2) return
     const n = this.unacked
     this.unacked = 0
     // At once, not with the writes of this turn: the supervisor may be waiting for it.
@@ -157,7 +157,7 @@ async function openLogs(conn, pid, options, signal) {
       pull(c) {
         // Bytes the reader has taken off the queue: given back once a quarter window adds up.
         const taken = received - (protocol.WINDOW - c.desiredSize)
-        if (open && id !== undefined && taken - returned >= protocol.WINDOW / 4) {
+        if (open && id !== undefined && taken - returned >= protocol.WINDOW / 2) {
           conn.write([protocol.credit(id, taken - returned)])
           returned = taken
         }
