@@ -226,6 +226,8 @@ class Connection extends EventEmitter {
       return Promise.reject(e)
     }
     if (quiet) {
+      // Held for the next call that wants an answer, or the end of this turn.
+      if (!this.socket.destroyed) protocol.batch(this.socket)
       this.write(frame)
       return Promise.resolve()
     }
@@ -233,14 +235,16 @@ class Connection extends EventEmitter {
       this.pending.set(id, { resolve, reject, onReply })
       this.idle()
       this.write(frame)
+      protocol.flush(this.socket)
     })
   }
 
-  /** Writes the pieces of a frame, with whatever else is written in this turn. */
+  /** Writes the pieces of a frame in one system call (with quiet calls held before it). */
   write(pieces) {
     if (this.socket.destroyed) return
-    protocol.batch(this.socket)
+    this.socket.cork()
     for (const p of pieces) this.socket.write(p)
+    this.socket.uncork()
   }
 
   /** A `logs(options)` stream of process `pid`, its events pushed by the supervisor. */

@@ -235,11 +235,13 @@ async function serve(host, client, m) {
   if (m.quiet === true) return after?.()
   try {
     client.reply({ t: 'reply', id: m.id, value })
-    after?.()
   } catch (e) {
     // Larger than a string can hold: this call fails, the connection goes on.
     const error = new errors.SandboxProtocolError(`the reply to ${m.op} cannot be sent: ${e.message}`)
     client.reply({ t: 'reply', id: m.id, error: protocol.fromError(error) })
+  } finally {
+    // Whatever became of the reply: a spawn's process is watched to its end all the same.
+    after?.()
   }
 }
 

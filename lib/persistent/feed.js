@@ -146,13 +146,14 @@ class Feed {
   }
 
   exit(rec) {
-    this.remove(rec)
     // Mastra's note on a timeout is the end of stderr, before the exit, as in a local sandbox.
     if (rec.note) {
       const note = Buffer.from(rec.note)
       this.client.writeOut(rec.pidNumber, 1, [note], note.length)
     }
     this.client.send({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
+    // After the exit is on its way: letting go of the log (the hold, the wake-up) can wait.
+    this.remove(rec)
   }
 
   stall() {

@@ -139,6 +139,10 @@ const ops = Object.assign(Object.create(null), {
       finalSeq: 0,
       note: undefined,
       released: false,
+      /** The Processes API view of the process (kill, stdin, the view calls), made when first used. */
+      get view() {
+        return (this._view ||= new CoreProcessHandle(this.core))
+      },
     }
     const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty }
     const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
@@ -146,18 +150,22 @@ const ops = Object.assign(Object.create(null), {
     // every byte from there, and the hold then follows the clients that read (feed.js).
     rec.core = await launch('shell', req, { command: a.command }, [], true)
     rec.core.readerMade = true
-    rec.core.native.setReaderWake(() => {
-      for (const c of [...rec.subscribers]) c.feed.woken(rec)
-      for (const st of [...rec.streams]) st.next()
-    })
-    rec.view = new CoreProcessHandle(rec.core)
     rec.pidNumber = rec.core.pid
     rec.pid = String(rec.pidNumber)
     records.set(rec.pid, rec)
-    rec.core.finish().then((exit) => settle(rec, exit))
     const max = rec.retention === Infinity ? 'Infinity' : rec.retention
-    // Its output from the first byte, after the reply: the client knows the process before it.
-    return followed({ ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: '', stderr: '', result: undefined }, () => client.feed.add(rec, 0))
+    const answer = { ...info(rec), stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: '', stderr: '', result: undefined }
+    // The rest after the reply, which it does not need (the reply is on the path of every spawn):
+    // the wake-up, the watch for the end, and the output from the first byte, which the client
+    // must get after the reply anyway.
+    return followed(answer, () => {
+      rec.core.native.setReaderWake(() => {
+        for (const c of [...rec.subscribers]) c.feed.woken(rec)
+        for (const st of [...rec.streams]) st.next()
+      })
+      rec.core.finish().then((exit) => settle(rec, exit))
+      client.feed.add(rec, 0)
+    })
   },
 
   list: () => [...records.values()].map(info),
