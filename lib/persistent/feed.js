@@ -18,8 +18,8 @@
 const protocol = require('./protocol')
 const { logEvents } = require('../observe')
 
-/** Bytes taken from a log at once: about the most one OUT frame carries. */
-const BATCH = 256 * 1024
+/** Bytes taken from a log at once (all a 1 MiB log holds): about the most one OUT frame carries. */
+const BATCH = 1024 * 1024
 /** Bytes sent to one client of one process within a turn of the event loop. */
 const TURN_BYTES = 2 * 1024 * 1024
 /** How long a client may leave output unread with no credit before processes stop waiting for it. */
