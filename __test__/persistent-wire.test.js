@@ -193,3 +193,28 @@ test('the native log read of now gives a supervisor the events of logs() at once
   assert.equal(rest.closed, true)
   native.setReaderWake(null)
 })
+
+test("a Unix socket's send buffer can be widened, up to what the kernel allows, and a bad descriptor is an error", async () => {
+  const net = require('node:net')
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const { binding } = require('../lib/native')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-sockbuf-'))
+  const server = net.createServer(() => {})
+  await new Promise((r) => server.listen(path.join(dir, 's.sock'), r))
+  const socket = net.connect(path.join(dir, 's.sock'))
+  await new Promise((r) => socket.once('connect', r))
+  try {
+    const small = binding.setSocketSendBuffer(socket._handle.fd, 8 * 1024)
+    const large = binding.setSocketSendBuffer(socket._handle.fd, 4 * 1024 * 1024)
+    assert.ok(small > 0 && large >= small, `${small} then ${large}`)
+    const max = Number(fs.readFileSync('/proc/sys/net/core/wmem_max', 'utf8'))
+    if (max >= 4 * 1024 * 1024) assert.ok(large >= 4 * 1024 * 1024, `${large} granted of ${max}`)
+    assert.throws(() => binding.setSocketSendBuffer(-1, 1024), /send buffer of socket -1/)
+  } finally {
+    socket.destroy()
+    await new Promise((r) => server.close(r))
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -93,6 +93,16 @@ pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
     Ok(NativePeerCredentials { pid: c.pid, uid: c.uid, gid: c.gid })
 }
 
+/// Asks for a send buffer of `bytes` on the socket `fd` (capped by the kernel's `wmem_max`) and
+/// returns the size the kernel then reports. A persistent sandbox's supervisor widens its
+/// clients' sockets so that a flood crosses in fewer, larger steps.
+#[napi]
+pub fn set_socket_send_buffer(fd: i32, bytes: u32) -> napi::Result<u32> {
+    crate::core::sockbuf::set_send_buffer(fd, bytes as usize)
+        .map(|n| n.min(u32::MAX as usize) as u32)
+        .map_err(|e| napi::Error::from_reason(format!("cannot set the send buffer of socket {fd}: {e}")))
+}
+
 /// Takes a lock on the open file `fd` without waiting (`flock`; exclusive, or shared): false when
 /// another open file holds one that conflicts. A persistent sandbox's supervisor holds an
 /// exclusive one on the lock file of its id for its whole life; the kernel lets go when it ends.

@@ -24,6 +24,7 @@ pub mod request;
 pub mod retained;
 pub mod screen;
 pub mod snapshot;
+pub mod sockbuf;
 pub mod spawn;
 pub mod state;
 pub mod stdin;
