@@ -35,6 +35,8 @@ const expiresAt = startedAt + config.timeoutMs
 const containment = binding.resolveContainment('auto')
 /** Exited processes kept for `list()` and `get()` until released; older ones go first past this. */
 const MAX_EXITED = 1000
+/** The send buffer asked for on each client's socket. */
+const SEND_BUFFER = 4 * 1024 * 1024
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
 
@@ -251,6 +253,13 @@ function accept(socket) {
   if (other.uid !== process.getuid()) {
     socket.end(protocol.encode({ t: 'refused', code: 'SANDBOX_ACCESS_DENIED', message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
     return
+  }
+  // Output crosses in steps of the kernel's buffer, each waking both sides: a wider one (what
+  // the kernel allows, `wmem_max`) makes fewer, larger steps.
+  try {
+    binding.setSocketSendBuffer(socket._handle.fd, SEND_BUFFER)
+  } catch {
+    // The default buffer works too.
   }
   serveSocket(socket, {
     ops,
