@@ -54,30 +54,167 @@ test('a length over the limit or a body that is not JSON is a protocol error, be
   assert.throws(() => new protocol.FrameReader().push(bad), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH' && /JSON/.test(e.message))
 })
 
-test("a stream's tail hands a client that fell behind whole chunks from its offset, or from the oldest it keeps", () => {
-  const { Tail } = require('../lib/persistent/tail')
-  const tail = new Tail(10)
-  for (const text of ['aaaa', 'bbbb', 'cccc', 'dddd']) tail.append(text)
-  assert.equal(tail.end, 16)
-  assert.equal(tail.toString(), 'bbccccdddd')
-  // Offset 0 was dropped: the oldest chunk kept comes first.
-  assert.deepEqual(tail.since(0, 1), { text: 'bbbb', next: 8 })
-  assert.deepEqual(tail.since(8, 8), { text: 'ccccdddd', next: 16 })
-  assert.deepEqual(tail.since(8, 5), { text: 'cccc', next: 12 })
-  assert.equal(tail.since(16, 100), null)
-  tail.append('é')
-  assert.deepEqual(tail.since(16, 100), { text: 'é', next: 18 })
+test('a frame of output fed in many small pieces is reassembled once, its bytes as they were', () => {
+  const data = Buffer.alloc(4 * 1024 * 1024, 0xe9)
+  const frame = Buffer.concat([protocol.outHead(4242, 1, data.length), data])
+  const { result, bytes } = copiedBytes(() => {
+    const reader = new protocol.FrameReader()
+    const out = []
+    for (let i = 0; i < frame.length; i += 1000) out.push(...reader.push(frame.subarray(i, i + 1000)))
+    return out
+  })
+  assert.equal(result.length, 1)
+  assert.deepEqual({ ...result[0], data: undefined }, { t: 'out', pid: 4242, stream: 1, data: undefined })
+  assert.ok(result[0].data.equals(data))
+  assert.ok(bytes <= 2 * frame.length, `copied ${bytes} bytes to reassemble a frame of ${frame.length}`)
+})
+
+test('every kind of frame, cut anywhere, arrives whole and in order: JSON, output, credit, bytes beside JSON, parts', () => {
+  const { attachments, encodeValue, decodeValue } = require('../lib/persistent/values')
+  const att = attachments()
+  const value = encodeValue({ events: [{ data: Buffer.from('héllo') }, { data: new Uint8Array([0, 255, 1]) }, { type: 'terminal' }] }, att)
+  const blob = protocol.body({ t: 'log', s: 3, events: value.events }, att)
+  const frames = [
+    protocol.encode({ t: 'event', pid: '7', kind: 'exit', result: { exitCode: 0 } }),
+    Buffer.concat([protocol.outHead(7, 0, 3), Buffer.from('abc')]),
+    protocol.credit(0, 1 << 20),
+    Buffer.concat([protocol.lengthOf(blob.reduce((n, b) => n + b.length, 0)), ...blob]),
+    Buffer.concat(protocol.part(9, Buffer.from('{"t":'))),
+  ]
+  const bytes = Buffer.concat(frames)
+  for (const size of [1, 2, 3, 7, 64, bytes.length]) {
+    const reader = new protocol.FrameReader()
+    const out = []
+    for (let i = 0; i < bytes.length; i += size) out.push(...reader.push(bytes.subarray(i, i + size)))
+    assert.equal(out.length, 5, `pieces of ${size} bytes`)
+    assert.deepEqual(out[0], { t: 'event', pid: '7', kind: 'exit', result: { exitCode: 0 } })
+    assert.equal(out[1].t, 'out')
+    assert.equal(out[1].data.toString(), 'abc')
+    assert.deepEqual(out[2], { t: 'credit', stream: 0, n: 1 << 20 })
+    const events = decodeValue(out[3].events)
+    assert.equal(events[0].data.toString(), 'héllo')
+    assert.deepEqual([...events[1].data], [0, 255, 1])
+    assert.deepEqual(events[2], { type: 'terminal' })
+    assert.deepEqual({ ...out[4], data: out[4].data.toString() }, { t: 'part', id: 9, data: '{"t":' })
+  }
+})
+
+test('a frame that is not what its kind says is a protocol error, and nothing is allocated for a length it does not hold', () => {
+  const withBody = (b) => Buffer.concat([protocol.lengthOf(b.length), b])
+  const blobOf = (json, payload = Buffer.alloc(0), claimed) => {
+    const text = Buffer.from(json)
+    const head = Buffer.alloc(5)
+    head[0] = protocol.KIND.BLOB
+    head.writeUInt32BE(claimed === undefined ? text.length : claimed, 1)
+    return withBody(Buffer.concat([head, text, payload]))
+  }
+  const cases = [
+    ['an empty frame', withBody(Buffer.alloc(0))],
+    ['an unknown kind', withBody(Buffer.from([0x09, 1, 2]))],
+    ['JSON that is not an object', withBody(Buffer.from('[1]'))],
+    ['output without its pid', withBody(Buffer.from([protocol.KIND.OUT, 0, 1]))],
+    ['output of a third stream', withBody(Buffer.from([protocol.KIND.OUT, 2, 0, 0, 0, 1]))],
+    ['a credit of the wrong size', withBody(Buffer.from([protocol.KIND.CREDIT, 0, 0, 0, 0, 1]))],
+    ['a part without its id', withBody(Buffer.from([protocol.KIND.PART, 0]))],
+    ['a BLOB whose JSON is longer than the frame', blobOf('{}', Buffer.alloc(0), 0xfffffff0)],
+    ['a BLOB referring past its bytes', blobOf('{"t":"call","data":{"$bin":[2,5]}}', Buffer.alloc(6))],
+    ['a BLOB referring with a negative offset', blobOf('{"data":{"$bin":[-1,1]}}', Buffer.alloc(6))],
+    ['a BLOB reference that is not two numbers', blobOf('{"data":{"$bin":"x"}}', Buffer.alloc(6))],
+    ['a BLOB of no JSON object', blobOf('7', Buffer.alloc(1))],
+  ]
+  for (const [what, bytes] of cases) {
+    assert.throws(() => new protocol.FrameReader().push(bytes), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH', what)
+  }
+  // A `$bin` in a frame of plain JSON is not bytes: it stays the object it is.
+  const [plain] = new protocol.FrameReader().push(protocol.encode({ data: { $bin: [0, 1] } }))
+  assert.deepEqual(plain, { data: { $bin: [0, 1] } })
 })
 
 test('a reply sent in parts is joined back into that reply; parts that are not one are a typed error for that call', () => {
+  const { attachments } = require('../lib/persistent/values')
   const reply = { t: 'reply', id: 7, value: { stdout: 'é'.repeat(3000) + '\u{1F600}'.repeat(10) } }
-  const text = JSON.stringify(reply)
-  // Cut every 1,001 characters: some cuts fall inside a surrogate pair.
+  const body = Buffer.concat(protocol.body(reply, attachments()))
+  // Cut every 1,001 bytes: some cuts fall inside a character.
   const parts = []
-  for (let i = 0; i < text.length; i += 1001) parts.push(JSON.parse(JSON.stringify(text.slice(i, i + 1001))))
+  for (let i = 0; i < body.length; i += 1001) parts.push(body.subarray(i, i + 1001))
   assert.deepEqual(protocol.joinParts(parts, 7), reply)
   const broken = protocol.joinParts(parts.slice(1), 7)
   assert.equal(broken.id, 7)
   assert.equal(broken.error.code, 'SANDBOX_PROTOCOL_MISMATCH')
   assert.equal(protocol.joinParts(parts, 8).error.code, 'SANDBOX_PROTOCOL_MISMATCH')
+})
+
+test("the native take hands a supervisor both streams in order, a run per stream, up to a position", async () => {
+  const { launch } = require('../lib/core')
+  const { request } = require('../lib/manager')
+  const { binding } = require('../lib/native')
+  const req = request('printf a; sleep 0.05; printf b >&2; sleep 0.05; printf c; sleep 0.05; printf d >&2', { maxRetainedBytes: 0 }, [{ PATH: process.env.PATH }], process.cwd(), binding.resolveContainment('auto'))
+  const core = await launch('shell', req, { command: 'printf' })
+  await core.finish()
+  const native = core.native
+  const runs = (take) => take.runs.map((r) => [r.stream, r.data.toString()])
+  const all = native.takeOutput(0, 1 << 20)
+  assert.deepEqual(runs(all), [[0, 'a'], [1, 'b'], [0, 'c'], [1, 'd']])
+  assert.equal(all.truncated, false)
+  assert.equal(all.finished, true)
+  // Up to the second event, and on from there.
+  const first = native.takeOutput(0, 1 << 20, 2)
+  assert.equal(first.next, 2)
+  assert.equal(first.runs.map((r) => r.data.toString()).join(''), 'ab')
+  const rest = native.takeOutput(first.next, 1 << 20)
+  assert.equal(rest.runs.map((r) => r.data.toString()).join(''), 'cd')
+  assert.equal(native.takeOutput(rest.next, 1 << 20).runs.length, 0)
+  assert.throws(() => native.takeOutput(rest.next + 5, 1), (e) => e.code === 'INVALID_PROCESS_OPTION')
+})
+
+test('the native log read of now gives a supervisor the events of logs() at once, and re-arms its wake-up', async () => {
+  const { launch } = require('../lib/core')
+  const { request } = require('../lib/manager')
+  const { binding } = require('../lib/native')
+  const req = request('printf a; sleep 0.2; printf b >&2', { maxRetainedBytes: 0 }, [{ PATH: process.env.PATH }], process.cwd(), binding.resolveContainment('auto'))
+  const core = await launch('shell', req, { command: 'printf' }, [], true)
+  const native = core.native
+  let woken = 0
+  native.setReaderWake(() => woken++)
+  native.setReaderHold(null)
+  while (native.lastSeq() < 1) await new Promise((r) => setTimeout(r, 5))
+  const first = native.readLogNow(0, 1 << 20)
+  assert.deepEqual(first.events.map((e) => [e.kind, Buffer.from(e.data).toString()]), [['stdout', 'a']])
+  assert.equal(first.closed, false)
+  assert.equal(native.readLogNow(first.next, 1 << 20).events.length, 0)
+  const before = woken
+  await core.finish()
+  while (native.lastSeq() < 3) await new Promise((r) => setTimeout(r, 5))
+  await new Promise((r) => setImmediate(r))
+  assert.ok(woken > before, 'woken by the output after the read')
+  const rest = native.readLogNow(first.next, 1 << 20)
+  assert.deepEqual(rest.events.map((e) => e.kind), ['stderr', 'exited'])
+  assert.equal(rest.events[1].cursor, native.cursorAt(3))
+  assert.equal(rest.closed, true)
+  native.setReaderWake(null)
+})
+
+test("a Unix socket's send buffer can be widened, up to what the kernel allows, and a bad descriptor is an error", async () => {
+  const net = require('node:net')
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const { binding } = require('../lib/native')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-sockbuf-'))
+  const server = net.createServer(() => {})
+  await new Promise((r) => server.listen(path.join(dir, 's.sock'), r))
+  const socket = net.connect(path.join(dir, 's.sock'))
+  await new Promise((r) => socket.once('connect', r))
+  try {
+    const small = binding.setSocketSendBuffer(socket._handle.fd, 8 * 1024)
+    const large = binding.setSocketSendBuffer(socket._handle.fd, 4 * 1024 * 1024)
+    assert.ok(small > 0 && large >= small, `${small} then ${large}`)
+    const max = Number(fs.readFileSync('/proc/sys/net/core/wmem_max', 'utf8'))
+    if (max >= 4 * 1024 * 1024) assert.ok(large >= 4 * 1024 * 1024, `${large} granted of ${max}`)
+    assert.throws(() => binding.setSocketSendBuffer(-1, 1024), /send buffer of socket -1/)
+  } finally {
+    socket.destroy()
+    await new Promise((r) => server.close(r))
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })

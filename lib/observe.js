@@ -154,15 +154,37 @@ function logCursor(native, after, { follow, signal, deadline, onTimeout }) {
   }
 }
 
-async function logs(native, opts) {
+/**
+ * Where `logs(opts)` starts and whether it follows, its options checked: what a persistent
+ * sandbox's supervisor reads for a client's stream as `logs()` reads for its own.
+ */
+function logStart(native, opts) {
   opts = options(opts, 'logs options')
   checkSignal(opts.signal)
   for (const k of ['replay', 'follow']) {
     if (opts[k] !== undefined && typeof opts[k] !== 'boolean') throw invalidOption(`${k} must be a boolean, got ${describe(opts[k])}`)
   }
-  const follow = opts.follow === true
-  const signal = opts.signal
-  const cursor = logCursor(native, startPosition(native, opts), { follow, signal })
+  return { after: startPosition(native, opts), follow: opts.follow === true, signal: opts.signal }
+}
+
+/** The API's events of one read of the log (a `truncated` marker first if it skipped some); `end` after the terminal one. */
+function logEvents(native, read) {
+  const events = []
+  let end = false
+  if (read.truncated) {
+    events.push({ type: 'truncated', cursor: native.cursorAt(Math.max(0, read.events.length ? read.events[0].seq - 1 : read.next)), timestamp: iso(Date.now()) })
+  }
+  for (const e of read.events) {
+    const ev = logEvent(e)
+    events.push(ev)
+    if (ev.type === 'terminal') end = true
+  }
+  return { events, end }
+}
+
+async function logs(native, opts) {
+  const { after, follow, signal } = logStart(native, opts)
+  const cursor = logCursor(native, after, { follow, signal })
   if (signal && signal.aborted) throw abortError(signal)
   let sawTerminal = false
   return new ReadableStream(
@@ -172,15 +194,12 @@ async function logs(native, opts) {
           if (sawTerminal) return controller.close()
           const read = await cursor.next()
           if (!read) return controller.close()
-          if (read.truncated) {
-            controller.enqueue({ type: 'truncated', cursor: native.cursorAt(Math.max(0, read.events.length ? read.events[0].seq - 1 : read.next)), timestamp: iso(Date.now()) })
+          const batch = logEvents(native, read)
+          for (const e of batch.events) controller.enqueue(e)
+          if (batch.end) {
+            sawTerminal = true
+            controller.close()
           }
-          for (const e of read.events) {
-            const ev = logEvent(e)
-            controller.enqueue(ev)
-            if (ev.type === 'terminal') sawTerminal = true
-          }
-          if (sawTerminal) controller.close()
         } catch (err) {
           controller.error(err)
         }
@@ -350,4 +369,4 @@ async function kill(native, signal) {
   native.signal(signal === undefined ? 15 : signal, false)
 }
 
-module.exports = { addUsage, status, waitForExit, logs, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }
+module.exports = { addUsage, status, waitForExit, logs, logStart, logEvents, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }

@@ -43,7 +43,8 @@ async function started() {
 
 /**
  * A client that speaks raw frames: `hello()` greets, `send()` writes a message or raw bytes,
- * `next()` resolves with the next frame or `'closed'`.
+ * `next()` resolves with the next frame or `'closed'`. It gives back the credit of the output it
+ * reads, as procvisor's client does.
  */
 function raw(socketPath) {
   const socket = net.connect(socketPath)
@@ -58,7 +59,10 @@ function raw(socketPath) {
     } catch {
       return
     }
-    for (const m of ms) deliver(m)
+    for (const m of ms) {
+      if (m.t === 'out') socket.write(protocol.credit(0, m.data.length))
+      deliver(m)
+    }
   })
   socket.on('error', () => {})
   socket.on('close', () => deliver('closed'))
@@ -86,6 +90,15 @@ const frame = (text) => {
   const head = Buffer.alloc(4)
   head.writeUInt32BE(body.length, 0)
   return Buffer.concat([head, body])
+}
+
+/** A BLOB frame: `json`, then `payload`, its JSON's length said to be `claimed`. */
+const blob = (json, payload, claimed) => {
+  const text = Buffer.from(json)
+  const head = Buffer.alloc(5)
+  head[0] = protocol.KIND.BLOB
+  head.writeUInt32BE(claimed === undefined ? text.length : claimed, 1)
+  return frame(Buffer.concat([head, text, payload]))
 }
 
 describe('persistent sandboxes against misbehaving clients', () => {
@@ -128,6 +141,15 @@ describe('persistent sandboxes against misbehaving clients', () => {
       ['logsRead stream __proto__', { t: 'call', id: 16, op: 'logsRead', args: { stream: '__proto__' } }],
       ['logsOpen options a bad pattern', { t: 'call', id: 17, op: 'logsOpen', args: { pid, options: { $re: [5, 'zz'] } } }],
       ['kill a bad signal', { t: 'call', id: 18, op: 'kill', args: { pid, signal: { $buf: 1 } } }],
+      ['an output frame from a client', Buffer.concat([protocol.outHead(Number(pid), 0, 3), Buffer.from('abc')])],
+      ['a part frame from a client', Buffer.concat(protocol.part(30, Buffer.from('{}')))],
+      ['a frame of an unknown kind', frame(Buffer.from([0x09, 1, 2, 3]))],
+      ['a frame of no bytes', frame('')],
+      ['a credit frame of the wrong size', frame(Buffer.from([protocol.KIND.CREDIT, 0, 0, 1]))],
+      ['bytes referred to past the frame', blob(`{"t":"call","id":31,"op":"stdin","args":{"pid":"${pid}","data":{"$bin":[0,99]}}}`, Buffer.from('abc'))],
+      ['a BLOB whose JSON is longer than the frame', blob('{"t":"call"}', Buffer.alloc(0), 0x7fffffff)],
+      ['stdin data that is JSON, not bytes', { t: 'call', id: 32, op: 'stdin', args: { pid, data: { $bin: [0, 1] } } }],
+      ['a call id past 32 bits', { t: 'call', id: 2 ** 32, op: 'list' }],
       ['a deep value', frame(`{"t":"call","id":19,"op":"view","args":{"pid":"${pid}","method":"status","args":[${'['.repeat(100000)}${']'.repeat(100000)}]}}`)],
     ]
     for (const [what, bad] of cases) {
@@ -144,6 +166,15 @@ describe('persistent sandboxes against misbehaving clients', () => {
       assert.equal(alive(supervisor), true, `the supervisor lives on after ${what}`)
       assert.equal(alive(Number(pid)), true, `its process lives on after ${what}`)
     }
+    // Credit for a stream that is not open, or more than the window: no answer, nothing broken.
+    const c = await raw(socketPath).hello()
+    c.send(protocol.credit(77, 100))
+    c.send(protocol.credit(0, 0xffffffff))
+    c.send({ t: 'call', id: 40, op: 'list' })
+    const listed = await c.next()
+    assert.equal(listed.id, 40)
+    assert.deepEqual(listed.value.map((p) => p.pid), [pid])
+    c.socket.destroy()
     // The first client was never disturbed.
     const echo = await sb.processes.spawn('echo still here')
     assert.equal((await echo.wait()).stdout, 'still here\n')
@@ -198,8 +229,10 @@ describe('persistent sandboxes against misbehaving clients', () => {
     const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${supervisor}/status`, 'utf8'))[1]) / 1024
     const start = rss()
     const c = await raw(socketPath).hello()
-    // 169 MB of output to a client that reads nothing more after the spawn's reply.
+    // 169 MB of output to a client that reads nothing more after the spawn's reply, though it
+    // said it could take 4 GiB: what it is owed never goes past one window.
     const lines = 20_000_000
+    c.send(protocol.credit(0, 0xffffffff))
     c.send({ t: 'call', id: 1, op: 'spawn', args: { command: `seq 1 ${lines}`, env: { PATH: process.env.PATH } } })
     const reply = await c.next()
     c.socket.pause()
@@ -222,8 +255,8 @@ describe('persistent sandboxes against misbehaving clients', () => {
     for (;;) {
       const m = await c.next()
       assert.notEqual(m, 'closed')
+      if (m.t === 'out' && String(m.pid) === pid) text += m.data.toString()
       if (m.t !== 'event' || m.pid !== pid) continue
-      if (m.kind === 'out') text += m.data
       if (m.kind === 'exit') {
         assert.equal(m.result.exitCode, 0)
         break

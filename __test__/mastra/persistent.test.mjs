@@ -359,7 +359,7 @@ describe('persistent sandboxes', () => {
     await new Promise((r) => later.listen(socketOf(id2), r))
     try {
       const other = make({ id: id2, persistent: true })
-      await assert.rejects(other.start(), (e) => e instanceof SandboxProtocolError && e.code === 'SANDBOX_PROTOCOL_MISMATCH' && /protocol 2/.test(e.message))
+      await assert.rejects(other.start(), (e) => e instanceof SandboxProtocolError && e.code === 'SANDBOX_PROTOCOL_MISMATCH' && new RegExp(`this one speaks protocol ${protocol.PROTOCOL}`).test(e.message))
     } finally {
       for (const c of accepted) c.destroy()
       await new Promise((r) => later.close(r))

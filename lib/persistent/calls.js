@@ -21,6 +21,7 @@ const isStrings = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string
 const TYPES = {
   pid: [(v) => (typeof v === 'string' && /^\d{1,10}$/.test(v)) || (Number.isSafeInteger(v) && v >= 0), 'a pid'],
   string: [(v) => typeof v === 'string', 'a string'],
+  bytes: [(v) => Buffer.isBuffer(v), 'bytes'],
   integer: [(v) => Number.isSafeInteger(v), 'an integer'],
   number: [(v) => typeof v === 'number', 'a number'],
   strings: [isStrings, 'a list of strings'],
@@ -48,11 +49,10 @@ const CALLS = {
   unsubscribe: { pid: 'pid' },
   release: { pid: 'pid' },
   kill: { pid: 'pid', signal: 'any' },
-  stdin: { pid: 'pid', data: 'string' },
+  stdin: { pid: 'pid', data: 'bytes' },
   closeStdin: { pid: 'pid' },
   view: { pid: 'pid', method: 'string', args: 'list?' },
   logsOpen: { pid: 'pid', options: 'any' },
-  logsRead: { stream: 'integer' },
   logsClose: { stream: 'integer' },
   shutdown: {},
 }
@@ -68,7 +68,8 @@ function protocolError(message) {
 function unanswerable(m) {
   if (!isObject(m)) return `a frame must be an object, got ${describe(m)}`
   if (m.t !== 'call') return `a client may send only calls after its hello, got ${describe(m.t)}`
-  if (!Number.isSafeInteger(m.id)) return `a call's id must be an integer, got ${describe(m.id)}`
+  // Parts of a reply name its call in 32 bits.
+  if (!Number.isInteger(m.id) || m.id < 0 || m.id > 0xffffffff) return `a call's id must be an integer from 0 to 2^32-1, got ${describe(m.id)}`
   return null
 }
 

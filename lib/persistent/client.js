@@ -10,7 +10,9 @@ const { spawn } = require('node:child_process')
 const { binding } = require('../native')
 const errors = require('../errors')
 const protocol = require('./protocol')
-const { encodeValue, decodeValue } = require('./values')
+const { attachments, encodeValue, decodeValue } = require('./values')
+const { Inbox, openLogs } = require('./inbox')
+const { ChunkReader } = require('./reader')
 const { logPathOf } = require('./location')
 const { lockHeld } = require('./place')
 
@@ -23,14 +25,29 @@ const START_TIMEOUT_MS = 15_000
  */
 const WAIT_MS = 5_000
 
+/**
+ * Calls whose answer nobody waits for (letting go of an exited process or of a log stream): sent
+ * without asking for a reply, they cost the supervisor no write and this process no wake-up.
+ */
+const QUIET = new Set(['release', 'logsClose'])
+
+/** Bytes read from the socket at once, into one buffer. */
+const READ_BUFFER = 1024 * 1024
+
+/** A message whose bytes outlive the read they came in. */
+function copied(m) {
+  return m.t === 'out' ? { ...m, data: Buffer.from(m.data) } : m
+}
+
 function lost(message) {
   return new errors.SandboxSupervisorLostError(message)
 }
 
 /**
  * One connection to a supervisor. Calls are answered in any order (by id); the processes' output
- * and exits arrive as events. The socket does not keep Node alive by itself: only while a call
- * or a `hold()` (a pending `wait()`) is outstanding.
+ * and exits arrive as events, handed to `subscribers` (by pid) through the inbox. The socket does
+ * not keep Node alive by itself: only while a call or a `hold()` (a pending `wait()`) is
+ * outstanding.
  */
 class Connection extends EventEmitter {
   constructor(socket, socketPath) {
@@ -44,8 +61,10 @@ class Connection extends EventEmitter {
     this.closed = false
     this.lostError = undefined
     this.ended = undefined
-    this.frames = new protocol.FrameReader()
+    this.frames = new ChunkReader()
+    this.greeted = false
     this.subscribers = new Map()
+    this.inbox = new Inbox(this)
     /** The parts read so far of replies too large for one frame, by call id. */
     this.parts = new Map()
     /** Why the supervisor disconnected this client, when it said. */
@@ -54,19 +73,22 @@ class Connection extends EventEmitter {
 
   /** Connects to the supervisor at `socketPath`; null when none answers there. */
   static async open(socketPath) {
+    const conn = new Connection(null, socketPath)
     const socket = await new Promise((resolve, reject) => {
-      const s = net.connect(socketPath)
+      // Read into one buffer, reused (see reader.js).
+      const onread = { buffer: Buffer.allocUnsafe(READ_BUFFER), callback: (n, buf) => conn.read(buf.subarray(0, n)) }
+      const s = net.connect({ path: socketPath, onread })
       s.once('connect', () => resolve(s))
       s.once('error', (e) => (['ENOENT', 'ECONNREFUSED'].includes(e.code) ? resolve(null) : reject(e)))
     })
     if (!socket) return null
+    conn.socket = socket
     // The kernel's word on who listens there: a socket of another user is never spoken to.
     const other = binding.peerCredentials(socket._handle.fd)
     if (other.uid !== process.getuid()) {
       socket.destroy()
       throw new errors.SandboxAccessError(`the sandbox socket ${socketPath} is served by uid ${other.uid}, not by this user (uid ${process.getuid()})`)
     }
-    const conn = new Connection(socket, socketPath)
     await conn.greet()
     return conn
   }
@@ -76,55 +98,66 @@ class Connection extends EventEmitter {
       const onClose = () => reject(lost(`the sandbox supervisor at ${this.socketPath} closed the connection before its hello`))
       this.socket.once('close', onClose)
       this.socket.on('error', () => {})
-      const onData = (chunk) => {
-        let messages
-        try {
-          messages = this.frames.push(chunk)
-        } catch (e) {
-          this.socket.destroy()
-          reject(e)
-          return
-        }
-        if (messages.length === 0) return
-        const [first, ...rest] = messages
-        this.socket.removeListener('data', onData)
+      this.greeting = (first) => {
+        this.greeting = undefined
         this.socket.removeListener('close', onClose)
+        if (first instanceof Error) {
+          this.socket.destroy()
+          return reject(first)
+        }
         if (first.t === 'refused') {
           this.socket.destroy()
-          reject(protocol.toError({ name: 'Error', code: first.code, message: first.message }))
-          return
+          return reject(protocol.toError({ name: 'Error', code: first.code, message: first.message }))
         }
         const why = protocol.helloMismatch(first, 'the sandbox supervisor')
         if (why) {
           this.socket.destroy()
-          reject(new errors.SandboxProtocolError(why))
-          return
+          return reject(new errors.SandboxProtocolError(why))
         }
         this.sandbox = first.sandbox
-        this.socket.on('data', (c) => this.receive(c))
+        this.greeted = true
         this.socket.on('close', () => this.gone())
-        for (const m of rest) this.dispatch(m)
         this.idle()
         resolve()
       }
-      this.socket.on('data', onData)
       this.socket.write(protocol.encode(protocol.hello()))
+      // A refusal can come before the hello is even sent (a socket of another user).
+      if (this.early) this.read(Buffer.alloc(0))
     })
   }
 
-  receive(chunk) {
+  /** One read from the socket (valid during this call only). */
+  read(view) {
     let messages
     try {
-      messages = this.frames.push(chunk)
+      messages = this.frames.push(view)
     } catch (e) {
-      this.socket.destroy()
+      if (this.greeting) this.greeting(e)
+      this.socket?.destroy()
       return
     }
+    if (!this.greeted) {
+      if (!this.greeting) {
+        // Before greet() listens: kept (copied) for it.
+        ;(this.early ||= []).push(...messages.map(copied))
+        return
+      }
+      if (this.early) messages = [...this.early, ...messages]
+      this.early = undefined
+      if (messages.length === 0) return
+      this.greeting(messages.shift())
+      if (!this.greeted) return
+    }
     for (const m of messages) this.dispatch(m)
+    this.inbox.read()
   }
 
   dispatch(m) {
-    if (m.t === 'part') {
+    if (m.t === 'out') {
+      this.inbox.event(m)
+    } else if (m.t === 'log') {
+      this.inbox.log(m)
+    } else if (m.t === 'part') {
       if (!this.pending.has(m.id)) return
       const parts = this.parts.get(m.id)
       if (parts) parts.push(m.data)
@@ -142,14 +175,18 @@ class Connection extends EventEmitter {
       if (m.error) p.reject(protocol.toError(m.error))
       else {
         const value = decodeValue(m.value)
-        // Runs before the next frame is read: a handle registered here sees every event after.
-        if (p.onReply) p.onReply(value)
+        // Runs before the next frame is read: a handle registered here sees every event after,
+        // once the caller has it (the inbox holds them until then).
+        if (p.onReply) {
+          if (value && value.pid !== undefined) this.inbox.hold(String(value.pid))
+          p.onReply(value)
+        }
         p.resolve(value)
       }
     } else if (m.t === 'refused') {
       this.refusal = m
     } else if (m.t === 'event') {
-      if (m.pid !== undefined) this.subscribers.get(String(m.pid))?.(m)
+      if (m.pid !== undefined) this.inbox.event(m)
       else if (m.kind === 'ended') this.ended = m.reason
     }
   }
@@ -168,6 +205,7 @@ class Connection extends EventEmitter {
     for (const p of this.pending.values()) p.reject(this.lostError)
     this.pending.clear()
     this.parts.clear()
+    this.inbox.gone(this.lostError)
     if (!this.closed) this.emit('lost', this.lostError)
     this.emit('gone', this.lostError)
   }
@@ -179,17 +217,40 @@ class Connection extends EventEmitter {
   call(op, args, onReply) {
     if (this.lostError) return Promise.reject(this.lostError)
     const id = this.nextId++
+    const quiet = QUIET.has(op)
     let frame
     try {
-      frame = protocol.encodeCall(id, op, encodeValue(args))
+      const att = attachments()
+      frame = protocol.encodeCall(id, op, encodeValue(args, att), att, quiet)
     } catch (e) {
       return Promise.reject(e)
+    }
+    if (quiet) {
+      // Held for the next call that wants an answer, or the end of this turn.
+      if (!this.socket.destroyed) protocol.batch(this.socket)
+      this.write(frame)
+      return Promise.resolve()
     }
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onReply })
       this.idle()
-      this.socket.write(frame)
+      this.write(frame)
+      protocol.flush(this.socket)
     })
+  }
+
+  /** Writes the pieces of a frame in one system call (with quiet calls held before it). */
+  write(pieces) {
+    if (this.socket.destroyed) return
+    this.socket.cork()
+    for (const p of pieces) this.socket.write(p)
+    this.socket.uncork()
+  }
+
+  /** A `logs(options)` stream of process `pid`, its events pushed by the supervisor. */
+  logs(pid, options, signal) {
+    if (this.lostError) return Promise.reject(this.lostError)
+    return openLogs(this, pid, options, signal)
   }
 
   /** Keeps Node alive until the returned function is called (a `wait()` in progress). */

@@ -7,33 +7,34 @@
 const errors = require('../errors')
 const protocol = require('./protocol')
 const calls = require('./calls')
-const { encodeValue } = require('./values')
+const { attachments, encodeValue } = require('./values')
+const { Feed } = require('./feed')
 
 const { SANDBOX_PROTOCOL_MISMATCH } = errors.codes
 
 /** How long a client told why it is disconnected has to read that before its socket is closed. */
 const REFUSAL_GRACE_MS = 1000
 /**
- * Bytes queued for a client past which it is behind: the processes' output is no longer queued
- * for it, nor are its next calls read, until it has read what is queued. A client that stopped
- * reading (a Node process stopped by SIGSTOP, say) otherwise grew the supervisor's memory by
- * every byte its processes wrote.
+ * Bytes of replies queued for a client past which its next calls are not read until it has read
+ * what is queued: a client that asks and does not read cannot grow the supervisor's memory.
+ * Output is bounded apart, by the client's credit (feed.js).
  */
-const OUTPUT_BOUND = 8 * 1024 * 1024
-/** Bytes of one event of output sent to a client catching up. */
-const CATCH_UP_PIECE = 256 * 1024
+const CALLS_BOUND = 8 * 1024 * 1024
 /**
  * Bytes queued for a client past which it is disconnected: replies it asked for and does not
  * read. Above the largest single reply (a JavaScript string holds at most 512 MiB).
  */
 const QUEUE_LIMIT = 1024 * 1024 * 1024
+/** A call's value and what must follow its reply: the output of the process it names, say. */
+class Followed {
+  constructor(value, after) {
+    this.value = value
+    this.after = after
+  }
+}
 
-/** The frame of a message's JSON text. */
-function frameOf(text) {
-  const body = Buffer.from(text, 'utf8')
-  const head = Buffer.allocUnsafe(4)
-  head.writeUInt32BE(body.length, 0)
-  return Buffer.concat([head, body])
+function followed(value, after) {
+  return new Followed(value, after)
 }
 
 class Client {
@@ -45,137 +46,118 @@ class Client {
     this.streams = new Map()
     this.nextStream = 1
     /** The processes whose output and exit this client is sent. */
-    this.subscriptions = new Set()
+    this.feed = new Feed(this)
+    /** Not reading this client's calls until its replies are read. */
+    this.paused = false
     /**
-     * While the client is behind: for each process it subscribes, the offsets of stdout and
-     * stderr it has been sent up to, and whether its exit is still to be sent.
-     */
-    this.behind = null
-    /**
-     * Frames waiting behind a reply sent in parts (`{ id, text, at, count }`), which goes out a
+     * Frames waiting behind a reply sent in parts (`{ id, body, at, count }`), which goes out a
      * part at a time as the client reads, so that it is never all queued at once.
      */
     this.outbox = []
     this.outboxBytes = 0
-    socket.on('drain', () => {
-      this.flush()
-      this.catchUp()
-    })
+    socket.on('drain', () => this.flush())
   }
 
   queued() {
     return this.socket.writableLength + this.outboxBytes
   }
 
-  send(message) {
-    this.write(protocol.encode(message))
+  /** Whether output may be written now: not while a reply in parts is under way (it goes first). */
+  writable() {
+    return this.outbox.length === 0 && !this.socket.destroyed && !this.refused
   }
 
-  write(frame) {
+  send(message) {
+    this.write([protocol.encode(message)])
+  }
+
+  /** Sends `message` with its Buffers as bytes beside its JSON; returns how many bytes those were. */
+  sendValue(message) {
+    const att = attachments()
+    const pieces = protocol.body(encodeValue(message, att), att)
+    this.write([protocol.lengthOf(pieces.reduce((n, p) => n + p.length, 0)), ...pieces])
+    return att.size
+  }
+
+  /** An OUT frame: `size` bytes of `stream` of process `pid`, in the Buffers `data`. */
+  writeOut(pid, stream, data, size) {
+    if (!this.writable()) return
+    // Not held for the end of the turn: a flood goes out as it is taken, while the client reads.
+    this.socket.cork()
+    this.socket.write(protocol.outHead(pid, stream, size))
+    for (const d of data) this.socket.write(d)
+    this.socket.uncork()
+  }
+
+  write(pieces) {
     if (this.socket.destroyed || this.refused) return
     if (this.outbox.length > 0) {
-      this.outbox.push(frame)
-      this.outboxBytes += frame.length
+      for (const p of pieces) this.outbox.push(p)
+      this.outboxBytes += pieces.reduce((n, p) => n + p.length, 0)
     } else {
-      this.socket.write(frame)
+      // At once, not batched to the end of the turn: a reply written before the rest of this
+      // turn's work (the subscription that follows a spawn's reply, say) is read sooner.
+      this.socket.cork()
+      for (const p of pieces) this.socket.write(p)
+      this.socket.uncork()
     }
     this.check()
   }
 
   check() {
     if (this.queued() > QUEUE_LIMIT) this.socket.destroy()
-    else if (this.queued() > OUTPUT_BOUND) this.fallBehind()
+    else if (this.queued() > CALLS_BOUND && !this.paused) {
+      this.paused = true
+      this.socket.pause()
+    }
   }
 
-  /** A reply: one frame, or parts when its JSON is longer than PART_CHARS. Throws if it cannot be encoded. */
+  /** A reply: one frame, or parts when its body is larger than PART_BYTES. Throws if it cannot be encoded. */
   reply(message) {
-    const text = JSON.stringify(message)
-    if (text.length <= protocol.PART_CHARS) return this.write(frameOf(text))
+    const att = attachments()
+    const pieces = protocol.body(message.value === undefined ? message : { ...message, value: encodeValue(message.value, att) }, att)
+    const size = pieces.reduce((n, p) => n + p.length, 0)
+    if (size <= protocol.PART_BYTES) return this.write([protocol.lengthOf(size), ...pieces])
     if (this.socket.destroyed || this.refused) return
-    this.outbox.push({ id: message.id, text, at: 0, count: 0 })
-    this.outboxBytes += text.length
+    this.outbox.push({ id: message.id, body: Buffer.concat(pieces, size), at: 0, count: 0 })
+    this.outboxBytes += size
     this.flush()
     this.check()
   }
 
-  /** Moves frames from the outbox to the socket while it holds less than a part. */
+  /** Moves frames from the outbox to the socket while it holds less than a part; then the output goes on. */
   flush() {
-    while (this.outbox.length > 0 && this.socket.writableLength < protocol.PART_CHARS && !this.socket.destroyed) {
+    while (this.outbox.length > 0 && this.socket.writableLength < protocol.PART_BYTES && !this.socket.destroyed) {
       const item = this.outbox[0]
       if (Buffer.isBuffer(item)) {
         this.outbox.shift()
         this.outboxBytes -= item.length
         this.socket.write(item)
-      } else if (item.at < item.text.length) {
-        // A cut inside a surrogate pair is escaped by JSON and whole again once joined.
-        const data = item.text.slice(item.at, item.at + protocol.PART_CHARS)
+      } else if (item.at < item.body.length) {
+        const data = item.body.subarray(item.at, item.at + protocol.PART_BYTES)
         item.at += data.length
         item.count++
         this.outboxBytes -= data.length
-        this.socket.write(protocol.encode({ t: 'part', id: item.id, data }))
+        for (const p of protocol.part(item.id, data)) this.socket.write(p)
       } else {
         this.outbox.shift()
         this.socket.write(protocol.encode({ t: 'reply', id: item.id, parts: item.count }))
       }
     }
-  }
-
-  subscribe(rec) {
-    rec.subscribers.add(this)
-    this.subscriptions.add(rec)
-    // What the caller answers (the retained text, the result) covers everything up to now.
-    if (this.behind) this.behind.set(rec, [rec.tails[0].end, rec.tails[1].end, rec.result === undefined])
-  }
-
-  unsubscribe(rec) {
-    rec.subscribers.delete(this)
-    this.subscriptions.delete(rec)
-    // A client behind still gets what it missed of `rec`, and its exit: a process forgotten
-    // meanwhile (released elsewhere) must not leave its wait() unanswered.
-  }
-
-  /** New output of `rec` on `stream` (already in its tail). */
-  output(rec, stream, data) {
-    if (!this.behind) this.send({ t: 'event', pid: rec.pid, kind: 'out', stream, data })
-  }
-
-  /** `rec` has exited: its exit goes after all its output, so a client behind is told once caught up. */
-  exited(rec) {
-    if (!this.behind) this.send({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
-  }
-
-  fallBehind() {
-    if (this.behind) return
-    this.behind = new Map()
-    for (const rec of this.subscriptions) this.behind.set(rec, [rec.tails[0].end, rec.tails[1].end, rec.result === undefined])
-    this.socket.pause()
-  }
-
-  /**
-   * Once what was queued is read: sends a client that is behind what it missed, as much as the
-   * tails still hold (the native log keeps more, for `logs()` from a cursor), then each exit,
-   * and serves it live again once nothing is missing.
-   */
-  catchUp() {
-    // Output goes after the replies in the outbox: an `attach` there comes before its events.
-    if (!this.behind || this.socket.destroyed || this.outbox.length > 0) return
-    for (const [rec, at] of this.behind) {
-      for (const stream of [0, 1]) {
-        for (;;) {
-          if (this.queued() > OUTPUT_BOUND / 2) return // the next 'drain' goes on
-          const piece = rec.tails[stream].since(at[stream], CATCH_UP_PIECE)
-          if (!piece) break
-          at[stream] = piece.next
-          this.socket.write(protocol.encode({ t: 'event', pid: rec.pid, kind: 'out', stream, data: piece.text }))
-        }
-      }
-      if (at[2] && rec.result !== undefined) {
-        at[2] = false
-        this.socket.write(protocol.encode({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result }))
-      }
+    if (this.paused && this.queued() <= CALLS_BOUND / 2) {
+      this.paused = false
+      this.socket.resume()
     }
-    this.behind = null
-    this.socket.resume()
+    if (this.writable()) {
+      this.feed.resume()
+      for (const st of this.streams.values()) st.next()
+    }
+  }
+
+  /** A CREDIT frame: more bytes for the output (stream 0) or for one log stream. */
+  credit(m) {
+    if (m.stream === 0) this.feed.grant(m.n)
+    else this.streams.get(m.stream)?.grant(m.n)
   }
 
   /** Tells the client why it is disconnected, then disconnects it; nothing it sends is read. */
@@ -217,6 +199,10 @@ function serveSocket(socket, host) {
         client.send(protocol.hello({ sandbox: host.greeting() }))
         continue
       }
+      if (m.t === 'credit') {
+        client.credit(m)
+        continue
+      }
       const why = calls.unanswerable(m)
       if (why) {
         client.refuse(SANDBOX_PROTOCOL_MISMATCH, why)
@@ -226,32 +212,39 @@ function serveSocket(socket, host) {
     }
   })
   socket.on('close', () => {
-    for (const rec of client.subscriptions) rec.subscribers.delete(client)
-    client.subscriptions.clear()
+    client.feed.close()
     if (client.greeted) host.closed(client)
-    for (const st of client.streams.values()) st.reader.cancel().catch(() => {})
-    client.streams.clear()
+    for (const st of [...client.streams.values()]) st.close()
   })
   return client
 }
 
-/** Answers call `m`: its value, or the typed error of this call alone. */
+/** Answers call `m`: its value, or the typed error of this call alone; nothing for a quiet call. */
 async function serve(host, client, m) {
   let value
   try {
     const [op, args] = calls.resolve(host.ops, m, protocol.VERSION)
     value = await op(client, args)
   } catch (e) {
-    client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
+    if (m.quiet !== true) client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
     return
   }
+  let after
+  if (value instanceof Followed) {
+    after = value.after
+    value = value.value
+  }
+  if (m.quiet === true) return after?.()
   try {
-    client.reply({ t: 'reply', id: m.id, value: encodeValue(value) })
+    client.reply({ t: 'reply', id: m.id, value })
   } catch (e) {
     // Larger than a string can hold: this call fails, the connection goes on.
     const error = new errors.SandboxProtocolError(`the reply to ${m.op} cannot be sent: ${e.message}`)
     client.reply({ t: 'reply', id: m.id, error: protocol.fromError(error) })
+  } finally {
+    // Whatever became of the reply: a spawn's process is watched to its end all the same.
+    after?.()
   }
 }
 
-module.exports = { serveSocket }
+module.exports = { serveSocket, followed }

@@ -10,7 +10,7 @@ const { listenersOf } = require('../core')
 const { handleResult } = require('../mastra-rules')
 const { traceMethods } = require('../trace')
 
-/** Bytes of stdin per call: well under a frame's limit once in base64, whatever a write's size. */
+/** Bytes of stdin per call: well under a frame's limit, whatever a write's size. */
 const STDIN_PIECE = 1024 * 1024
 
 /**
@@ -158,47 +158,15 @@ class RemoteProcessView {
   }
 
   /**
-   * The log as a ReadableStream, read from the supervisor in batches: the same events and
-   * cursors as every other attached Node process sees.
+   * The log as a ReadableStream, pushed by the supervisor in batches as it is read: the same
+   * events and cursors as every other attached Node process sees.
    */
   async logs(options) {
     const o = options === undefined || options === null ? {} : options
     const signal = typeof o === 'object' ? o.signal : undefined
     if (signal !== undefined) checkSignal(signal, 'signal')
     if (signal && signal.aborted) throw new errors.ProcessAbortedError('logs was aborted')
-    const conn = this._conn
-    const stream = await conn.call('logsOpen', { pid: this._pid, options: o })
-    let open = true
-    const close = () => {
-      if (!open) return
-      open = false
-      conn.call('logsClose', { stream }).catch(() => {})
-    }
-    return new ReadableStream(
-      {
-        start(controller) {
-          signal?.addEventListener('abort', () => {
-            close()
-            controller.error(new errors.ProcessAbortedError('logs was aborted'))
-          }, { once: true })
-        },
-        async pull(controller) {
-          try {
-            const read = await conn.call('logsRead', { stream })
-            for (const e of read.events) controller.enqueue(e)
-            if (read.done) {
-              open = false
-              controller.close()
-            }
-          } catch (e) {
-            close()
-            controller.error(e)
-          }
-        },
-        cancel: close,
-      },
-      { highWaterMark: 64 },
-    )
+    return this._conn.logs(this._pid, o, signal)
   }
 
   output(options) {
@@ -235,7 +203,7 @@ class RemoteProcessView {
       let at = 0
       do {
         const piece = bytes.subarray(at, at + STDIN_PIECE)
-        await this._conn.call('stdin', { pid: this._pid, data: piece.toString('base64') })
+        await this._conn.call('stdin', { pid: this._pid, data: piece })
         at += piece.length
       } while (at < bytes.length)
     })

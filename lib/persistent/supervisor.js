@@ -23,8 +23,9 @@ const { ProcessHandle: CoreProcessHandle } = require('../handle')
 const errors = require('../errors')
 const protocol = require('./protocol')
 const { decodeValue } = require('./values')
-const { serveSocket } = require('./connection')
-const { Tail } = require('./tail')
+const { serveSocket, followed } = require('./connection')
+const { LogStream } = require('./feed')
+const { logStart } = require('../observe')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
 
@@ -35,6 +36,8 @@ const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
 const expiresAt = startedAt + config.timeoutMs
 const containment = binding.resolveContainment('auto')
+/** The send buffer asked for on each client's socket. */
+const SEND_BUFFER = 4 * 1024 * 1024
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
 
@@ -44,7 +47,11 @@ function retention(v) {
   return typeof v === 'number' && v >= 0 ? v : DEFAULT_RETAINED
 }
 
-/** pid (string) → { pid, command, stdinMode, core, view, tails, subscribers, result, released } */
+/**
+ * pid (string) → { pid, pidNumber, command, stdinMode, retention, core, view, subscribers,
+ * hold, result, finalSeq, note, released }. The output itself is the native process's: its log
+ * (read by each client's feed) and its retained text (what `attach` answers).
+ */
 const records = new Map()
 const clients = new Set()
 let ending = undefined
@@ -53,25 +60,25 @@ function info(rec) {
   return rules.processInfo({ pid: rec.pid, command: rec.command, exitCode: rec.result?.exitCode })
 }
 
-function output(rec, stream, data) {
-  rec.tails[stream].append(data)
-  for (const c of rec.subscribers) c.output(rec, stream, data)
-}
-
 function settle(rec, exit) {
   const { note, ...result } = rules.ending(exit, { timeoutMs: rec.core.timeout, lifetimeMs: rec.lifetimeMs })
-  // Mastra's note on a timeout is part of stderr, before the exit, for every subscriber alike.
-  if (note) output(rec, 1, note)
+  // Mastra's note on a timeout is part of stderr, after all output and before the exit, for
+  // every subscriber alike. It is not the process's output, so not in its log: it goes apart.
+  if (note) rec.note = note
+  // Finished: all the output a Mastra handle reports is in the log by now, up to here.
+  rec.finalSeq = rec.core.native.lastSeq()
   rec.result = result
-  for (const c of rec.subscribers) c.exited(rec)
+  for (const c of [...rec.subscribers]) c.feed.woken(rec)
   if (rec.released) forget(rec)
   rules.pruneExited(records.values(), (r) => r.result !== undefined, forget)
 }
 
-/** Drops an exited process, and the clients' hold on its retained text. */
+/**
+ * Drops an exited process from the list. A client still being sent its output keeps it until it
+ * was sent the exit: a process released elsewhere must not leave that client's wait() unanswered.
+ */
 function forget(rec) {
   records.delete(rec.pid)
-  for (const c of rec.subscribers) c.unsubscribe(rec)
 }
 
 function recordOf(pid) {
@@ -80,12 +87,26 @@ function recordOf(pid) {
   return rec
 }
 
-/** What `attach` and `spawn` answer: the process, its retained text, its result once exited. */
+/**
+ * What `attach` answers: the process, its retained text, its result once exited; the client is
+ * sent the output after that text, and the exit.
+ */
 function attached(rec, client) {
-  client.subscribe(rec)
-  const max = rec.tails[0].max
-  const retained = max === Infinity ? 'Infinity' : max
-  return { ...info(rec), id: rec.core.id, stdinMode: rec.stdinMode, maxRetainedBytes: retained, stdout: rec.tails[0].toString(), stderr: rec.tails[1].toString(), result: rec.result }
+  const native = rec.core.native
+  // The text and the log position it reaches, read together: output appended between the two
+  // reads would be sent twice or never. Appends are rare enough that this settles at once.
+  let seq
+  let out
+  for (let i = 0; ; i++) {
+    seq = native.lastSeq()
+    out = native.retainedOutput()
+    if (native.lastSeq() === seq || i === 16) break
+  }
+  const max = rec.retention === Infinity ? 'Infinity' : rec.retention
+  const answer = { ...info(rec), id: rec.core.id, stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: out.stdout, stderr: out.stderr, result: rec.result }
+  if (rec.result === undefined) return followed(answer, () => client.feed.add(rec, seq))
+  if (rec.note) answer.stderr += rec.note
+  return answer
 }
 
 /** The Processes API methods a client may call on a process's view. */
@@ -99,25 +120,46 @@ const ops = Object.assign(Object.create(null), {
     if (ending) throw new errors.ProcessManagerClosedError('The sandbox is stopping')
     const rec = {
       pid: '',
+      pidNumber: 0,
       command: a.command,
       stdinMode: rules.stdinModeOf(a.stdinMode),
-      tails: [new Tail(retention(a.maxRetainedBytes)), new Tail(retention(a.maxRetainedBytes))],
+      retention: retention(a.maxRetainedBytes),
       subscribers: new Set(),
+      /** Its `logs()` streams, of any client. */
+      streams: new Set(),
+      hold: 0,
+      unwoken: false,
       result: undefined,
+      finalSeq: 0,
+      note: undefined,
       released: false,
+      /** The Processes API view of the process (kill, stdin, the view calls), made when first used. */
+      get view() {
+        return (this._view ||= new CoreProcessHandle(this.core))
+      },
     }
-    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: 0, pty: a.pty }
+    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty }
     const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
-    const listeners = [
-      [0, (d) => output(rec, 0, d)],
-      [1, (d) => output(rec, 1, d)],
-    ]
-    rec.core = await launch('shell', req, { command: a.command }, listeners)
-    rec.view = new CoreProcessHandle(rec.core)
-    rec.pid = String(rec.core.pid)
+    // Held at the first byte from the launch on, as for a reader: the spawning client is sent
+    // every byte from there, and the hold then follows the clients that read (feed.js).
+    rec.core = await launch('shell', req, { command: a.command }, [], true)
+    rec.core.readerMade = true
+    rec.pidNumber = rec.core.pid
+    rec.pid = String(rec.pidNumber)
     records.set(rec.pid, rec)
-    rec.core.finish().then((exit) => settle(rec, exit))
-    return attached(rec, client)
+    const max = rec.retention === Infinity ? 'Infinity' : rec.retention
+    const answer = { ...info(rec), id: rec.core.id, stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: '', stderr: '', result: undefined }
+    // The rest after the reply, which it does not need (the reply is on the path of every spawn):
+    // the wake-up, the watch for the end, and the output from the first byte, which the client
+    // must get after the reply anyway.
+    return followed(answer, () => {
+      rec.core.native.setReaderWake(() => {
+        for (const c of [...rec.subscribers]) c.feed.woken(rec)
+        for (const st of [...rec.streams]) st.next()
+      })
+      rec.core.finish().then((exit) => settle(rec, exit))
+      client.feed.add(rec, 0)
+    })
   },
 
   list: () => [...records.values()].map(info),
@@ -126,7 +168,7 @@ const ops = Object.assign(Object.create(null), {
 
   unsubscribe(client, a) {
     const rec = records.get(String(a.pid))
-    if (rec) client.unsubscribe(rec)
+    if (rec) client.feed.remove(rec)
   },
 
   release(client, a) {
@@ -145,7 +187,7 @@ const ops = Object.assign(Object.create(null), {
   async stdin(client, a) {
     const rec = recordOf(a.pid)
     stdinCheck(rec)
-    await rec.view.sendStdin(Buffer.from(a.data, 'base64'))
+    await rec.view.sendStdin(a.data)
   },
 
   async closeStdin(client, a) {
@@ -160,49 +202,22 @@ const ops = Object.assign(Object.create(null), {
     return rec.view[a.method](...decodeValue(a.args || []))
   },
 
-  /** Opens a log stream of `logs(options)` for this client; read with `logsRead`. */
-  async logsOpen(client, a) {
-    const stream = await recordOf(a.pid).view.logs(decodeValue(a.options))
-    const id = client.nextStream++
-    client.streams.set(id, { reader: stream.getReader(), next: undefined })
-    return id
-  },
-
   /**
-   * The next events of a log stream: waits for one, then takes every one already there (up to
-   * 512), so a replay crosses the socket in a few frames rather than one per event.
+   * Opens a stream of `logs(options)` for this client: its events are pushed to it (feed.js) in
+   * BLOB frames that name the stream by the id this answers.
    */
-  async logsRead(client, a) {
-    const st = client.streams.get(a.stream)
-    if (!st) throw errors.invalidOption(`no open log stream ${a.stream}`)
-    const events = []
-    let done = false
-    const take = () => st.next || st.reader.read()
-    let first = await take()
-    st.next = undefined
-    for (;;) {
-      if (first.done) {
-        done = true
-        client.streams.delete(a.stream)
-        break
-      }
-      events.push(first.value)
-      if (events.length >= 512) break
-      const read = take()
-      const now = await Promise.race([read, new Promise((resolve) => setImmediate(resolve, null))])
-      if (now === null) {
-        st.next = read
-        break
-      }
-      first = now
-    }
-    return { events, done }
+  logsOpen(client, a) {
+    const rec = recordOf(a.pid)
+    const start = logStart(rec.core.native, decodeValue(a.options))
+    const id = client.nextStream++
+    const st = new LogStream(client, id, rec, start)
+    client.streams.set(id, st)
+    // Its events after the reply that names it.
+    return followed(id, () => st.next())
   },
 
   logsClose(client, a) {
-    const st = client.streams.get(a.stream)
-    client.streams.delete(a.stream)
-    if (st) st.reader.cancel().catch(() => {})
+    client.streams.get(a.stream)?.close()
   },
 
   async shutdown() {
@@ -229,6 +244,13 @@ function accept(socket) {
   if (other.uid !== process.getuid()) {
     socket.end(protocol.encode({ t: 'refused', code: SANDBOX_ACCESS_DENIED, message: `this sandbox serves uid ${process.getuid()} only, not uid ${other.uid}` }))
     return
+  }
+  // Output crosses in steps of the kernel's buffer, each waking both sides: a wider one (what
+  // the kernel allows, `wmem_max`) makes fewer, larger steps.
+  try {
+    binding.setSocketSendBuffer(socket._handle.fd, SEND_BUFFER)
+  } catch {
+    // The default buffer works too.
   }
   serveSocket(socket, {
     ops,

@@ -1,21 +1,35 @@
 'use strict'
-// The values that cross the supervisor's socket inside JSON: Buffers, RegExps and Dates (log
-// data, `waitForLog` patterns, timestamps) are tagged so that they arrive as what they were.
-// Functions and AbortSignals do not cross: a remote wait is aborted on the client's side.
+// The values that cross the supervisor's socket inside JSON: RegExps and Dates (`waitForLog`
+// patterns, timestamps) are tagged so that they arrive as what they were, and bytes (stdin, log
+// data) go beside the JSON as they are, named in it by `$bin` (see protocol.js). Functions and
+// AbortSignals do not cross: a remote wait is aborted on the client's side.
 
 const errors = require('../errors')
 
-function encodeValue(v) {
+/** A holder of the bytes a message carries beside its JSON, in order. */
+function attachments() {
+  const list = []
+  list.size = 0
+  return list
+}
+
+/** `v` as JSON can carry it; its bytes go to `att` (from `attachments()`). */
+function encodeValue(v, att) {
   if (v === undefined || v === null || typeof v !== 'object') return v
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return { $buf: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') }
+  if (v instanceof Uint8Array) {
+    const b = Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+    att.push(b)
+    att.size += b.length
+    return { $bin: [att.size - b.length, b.length] }
+  }
   if (v instanceof RegExp) return { $re: [v.source, v.flags] }
   if (v instanceof Date) return { $date: v.getTime() }
   if (typeof AbortSignal !== 'undefined' && v instanceof AbortSignal) return undefined
-  if (Array.isArray(v)) return v.map(encodeValue)
+  if (Array.isArray(v)) return v.map((x) => encodeValue(x, att))
   const out = {}
   for (const [k, x] of Object.entries(v)) {
     if (typeof x === 'function') continue
-    const e = encodeValue(x)
+    const e = encodeValue(x, att)
     if (e !== undefined) out[k] = e
   }
   return out
@@ -27,8 +41,9 @@ const MAX_DEPTH = 64
 function decodeValue(v, depth = 0) {
   if (v === undefined || v === null || typeof v !== 'object') return v
   if (depth > MAX_DEPTH) throw new errors.SandboxProtocolError(`a value nested more than ${MAX_DEPTH} levels deep`)
+  // Bytes were put in place as the frame was read, from the frame's own bytes.
+  if (Buffer.isBuffer(v)) return v
   if (Array.isArray(v)) return v.map((x) => decodeValue(x, depth + 1))
-  if (typeof v.$buf === 'string') return Buffer.from(v.$buf, 'base64')
   if (Array.isArray(v.$re)) {
     try {
       return new RegExp(v.$re[0], v.$re[1])
@@ -45,4 +60,4 @@ function decodeValue(v, depth = 0) {
   return out
 }
 
-module.exports = { encodeValue, decodeValue }
+module.exports = { attachments, encodeValue, decodeValue }

@@ -1,7 +1,7 @@
 //! What a persistent sandbox's supervisor (`lib/persistent/`) asks of the kernel: who is at the
 //! other end of its socket, and a lock on the lock file of its id.
 
-use crate::core::persistent::{credentials, lockfile};
+use crate::core::persistent::{credentials, lockfile, sockbuf};
 use napi_derive::napi;
 
 /// The credentials of the process at the other end of a connected Unix socket.
@@ -29,4 +29,14 @@ pub fn peer_credentials(fd: i32) -> napi::Result<NativePeerCredentials> {
 pub fn try_lock_file(fd: i32, exclusive: bool) -> napi::Result<bool> {
     lockfile::try_lock(fd, exclusive)
         .map_err(|e| napi::Error::from_reason(format!("cannot lock file descriptor {fd}: {e}")))
+}
+
+/// Asks for a send buffer of `bytes` on the socket `fd` (capped by the kernel's `wmem_max`) and
+/// returns the size the kernel then reports. A persistent sandbox's supervisor widens its
+/// clients' sockets so that a flood crosses in fewer, larger steps.
+#[napi]
+pub fn set_socket_send_buffer(fd: i32, bytes: u32) -> napi::Result<u32> {
+    sockbuf::set_send_buffer(fd, bytes as usize)
+        .map(|n| n.min(u32::MAX as usize) as u32)
+        .map_err(|e| napi::Error::from_reason(format!("cannot set the send buffer of socket {fd}: {e}")))
 }

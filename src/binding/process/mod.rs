@@ -9,10 +9,12 @@
 
 mod exit;
 mod output;
+mod output_take;
 mod terminal;
 
 pub use exit::*;
 pub use output::*;
+pub use output_take::*;
 pub use terminal::*;
 
 use super::checks::{limit, signal_arg};

@@ -84,7 +84,7 @@ pub struct NativeStdoutTake {
 
 /// A log read's start and size, by the rules `readLog` and `takeStdout` share: `after` a sequence
 /// number not past the log's end, `maxBytes` at least 1.
-fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)> {
+pub(super) fn log_range(p: &Process, after: f64, max_bytes: f64) -> CoreResult<(u64, usize)> {
     let after = seq_arg("after", after)?;
     if after > p.last_seq() {
         return Err(CoreError::invalid_option("after", "is past the end of the log"));
@@ -128,7 +128,7 @@ impl ToNapiValue for EventKind {
     }
 }
 
-fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
+pub(super) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
     let (kind, data, exit) = match e.body {
         EventBody::Output(s, b) => (EventKind::Output(s), Some(JsBytes(b)), None),
         EventBody::Exited(x) => (EventKind::Exited, None, Some(x.into())),
@@ -337,7 +337,7 @@ impl NativeProcess {
     }
 
     /// Keeps Node alive while the reader waits (as a pending `readLog` did), at most once.
-    fn hold_for_reader(&self, env: &Env, on: bool) -> napi::Result<()> {
+    pub(super) fn hold_for_reader(&self, env: &Env, on: bool) -> napi::Result<()> {
         if self.reader_waits.swap(on, Ordering::Relaxed) != on {
             settle::keep_alive(env, on)?;
         }

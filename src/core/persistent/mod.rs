@@ -1,8 +1,9 @@
 //! What a persistent sandbox's supervisor (`lib/persistent/`) asks of the kernel: a lock held on
-//! the lock file of its id for its whole life (`lockfile`), and the credentials of whoever
-//! connects to its socket (`credentials`).
+//! the lock file of its id for its whole life (`lockfile`), the credentials of whoever
+//! connects to its socket (`credentials`), and a wider send buffer on that socket (`sockbuf`).
 //!
 //! May use: nothing else of the core.
 
 pub mod credentials;
 pub mod lockfile;
+pub mod sockbuf;

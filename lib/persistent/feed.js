@@ -1,0 +1,236 @@
+'use strict'
+// The processes' output as the supervisor sends it to one client. Nothing of it is kept in JS:
+// each subscription is a position in the process's own native log, taken from there in batches
+// (whatever the process wrote since the last take, up to BATCH bytes, one Buffer per run of a
+// stream) when the process's wake-up says there is more, and written to the socket as OUT frames
+// within the credit the client grants as it reads.
+//
+// The producer waits for the clients that read, as it waits for a local `onStdout` listener: the
+// native log holds the process back while the slowest such client is more than half a log behind
+// (`setReaderHold` at that client's position), so a listener in another Node process gets every
+// byte, as one in this process would. A client that has used up its credit and granted none for
+// STALL_MS while output waits for it is no longer waited for: the process runs on, the log drops
+// what that client did not read, and once it reads again it is sent what the log still holds
+// from then on (the gap is what it missed), then the exit. Either way the supervisor holds at most
+// WINDOW bytes of output per client: what the client did not read stays in the native log, which
+// is bounded.
+
+const protocol = require('./protocol')
+const { logEvents } = require('../observe')
+
+/** Bytes taken from a log at once (all a 1 MiB log holds): about the most one OUT frame carries. */
+const BATCH = 1024 * 1024
+/** Bytes sent to one client of one process within a turn of the event loop. */
+const TURN_BYTES = 2 * 1024 * 1024
+/** How long a client may leave output unread with no credit before processes stop waiting for it. */
+const STALL_MS = 1000
+
+/** Holds the producer of `rec` at the position of the slowest client that reads it, or nowhere. */
+function holdFor(rec) {
+  let min = Infinity
+  for (const c of rec.subscribers) {
+    const s = c.feed.subs.get(rec)
+    if (s && !c.feed.stalled && s.after < min) min = s.after
+  }
+  const hold = min === Infinity ? null : min
+  // Exited and sent to everyone: nothing is taken from this log any more.
+  if (hold === null && rec.result !== undefined && rec.subscribers.size === 0 && rec.streams.size === 0 && !rec.unwoken) {
+    rec.unwoken = true
+    rec.core.native.setReaderWake(null)
+  }
+  if (hold === rec.hold) return
+  rec.hold = hold
+  try {
+    rec.core.native.setReaderHold(hold)
+  } catch {
+    // A position the log no longer has: the next read moves it on.
+  }
+}
+
+class Feed {
+  constructor(client) {
+    this.client = client
+    /** Bytes of output this client may be sent before it grants more. */
+    this.credit = protocol.WINDOW
+    /** Subscribed processes (records) → { after: the log position sent up to, later }. */
+    this.subs = new Map()
+    /** Processes no longer wait for this client (STALL_MS without credit). */
+    this.stalled = false
+    this.timer = undefined
+  }
+
+  /** Sends the output of `rec` after log position `after`, then its exit. */
+  add(rec, after) {
+    if (this.subs.has(rec) || this.client.socket.destroyed) return holdFor(rec)
+    const sub = { after, later: false }
+    this.subs.set(rec, sub)
+    rec.subscribers.add(this.client)
+    holdFor(rec)
+    this.next(rec, sub)
+  }
+
+  remove(rec) {
+    if (!this.subs.delete(rec)) return
+    rec.subscribers.delete(this.client)
+    holdFor(rec)
+  }
+
+  close() {
+    clearTimeout(this.timer)
+    for (const rec of [...this.subs.keys()]) this.remove(rec)
+  }
+
+  /** The client read `n` more bytes. More than the window is never owed to it. */
+  grant(n) {
+    this.credit = Math.min(this.credit + n, protocol.WINDOW)
+    if (this.credit <= 0) return
+    clearTimeout(this.timer)
+    this.timer = undefined
+    if (this.stalled) {
+      this.stalled = false
+      for (const rec of this.subs.keys()) holdFor(rec)
+    }
+    this.resume()
+  }
+
+  /** Goes on with every subscription (credit came, or the replies queued before output went out). */
+  resume() {
+    for (const [rec, sub] of this.subs) this.next(rec, sub)
+  }
+
+  /**
+   * `rec` has new output, or has exited (its exit goes once this client was sent its output up
+   * to that end).
+   */
+  woken(rec) {
+    const sub = this.subs.get(rec)
+    if (sub) this.next(rec, sub)
+  }
+
+  next(rec, sub) {
+    if (this.subs.get(rec) !== sub || !this.client.writable()) return
+    if (rec.result !== undefined && sub.after >= rec.finalSeq) return this.exit(rec)
+    const native = rec.core.native
+    // Output after the end a Mastra handle reports (a child left behind) is not the handle's.
+    const until = rec.result === undefined ? undefined : rec.finalSeq
+    let taken = 0
+    for (;;) {
+      if (this.credit <= 0) {
+        if (sub.after < native.lastSeq()) this.stall()
+        return
+      }
+      if (taken >= TURN_BYTES) return this.later(rec, sub)
+      const take = native.takeOutput(sub.after, Math.min(this.credit, BATCH), until)
+      // Nothing new: the process's wake-up (`woken`) comes with its next output or its end.
+      if (take.next === sub.after) return
+      sub.after = take.next
+      for (const run of take.runs) {
+        const n = run.data.length
+        this.client.writeOut(rec.pidNumber, run.stream, [run.data], n)
+        this.credit -= n
+        taken += n
+      }
+      holdFor(rec)
+      if (rec.result !== undefined && sub.after >= rec.finalSeq) return this.exit(rec)
+    }
+  }
+
+  /** Goes on at the next turn of the event loop: other clients and calls get theirs first. */
+  later(rec, sub) {
+    if (sub.later) return
+    sub.later = true
+    setImmediate(() => {
+      sub.later = false
+      this.next(rec, sub)
+    })
+  }
+
+  exit(rec) {
+    // Mastra's note on a timeout is the end of stderr, before the exit, as in a local sandbox.
+    if (rec.note) {
+      const note = Buffer.from(rec.note)
+      this.client.writeOut(rec.pidNumber, 1, [note], note.length)
+    }
+    this.client.send({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
+    // After the exit is on its way: letting go of the log (the hold, the wake-up) can wait.
+    this.remove(rec)
+  }
+
+  stall() {
+    if (this.timer || this.stalled) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      if (this.credit > 0) return
+      this.stalled = true
+      for (const rec of this.subs.keys()) holdFor(rec)
+    }, STALL_MS)
+    this.timer.unref()
+  }
+}
+
+/**
+ * One `logs()` stream of a client: the events the Processes API's `logs()` would read, read from
+ * the process's log when its wake-up says there is more, and pushed as BLOB frames (the data as
+ * bytes beside a small JSON) within the credit the client grants as its stream is read. Like a
+ * local `logs()` reader it never holds the process back: one that falls behind the bounded log
+ * is told so by a `truncated` event.
+ */
+class LogStream {
+  constructor(client, id, rec, start) {
+    this.client = client
+    this.id = id
+    this.rec = rec
+    this.after = start.after
+    this.follow = start.follow
+    this.credit = protocol.WINDOW
+    this.later = false
+    this.done = false
+    rec.streams.add(this)
+  }
+
+  grant(n) {
+    this.credit = Math.min(this.credit + n, protocol.WINDOW)
+    this.next()
+  }
+
+  next() {
+    if (this.done || !this.client.writable()) return
+    const native = this.rec.core.native
+    let sent = 0
+    while (this.credit > 0) {
+      if (sent >= TURN_BYTES) {
+        if (this.later) return
+        this.later = true
+        return setImmediate(() => {
+          this.later = false
+          this.next()
+        })
+      }
+      const read = native.readLogNow(this.after, Math.min(this.credit, BATCH))
+      this.after = read.next
+      if (read.events.length === 0 && !read.truncated) {
+        // Caught up: the process's wake-up brings the next events, or this is the end.
+        if (read.closed || !this.follow) this.end({})
+        return
+      }
+      const batch = logEvents(native, read)
+      const n = this.client.sendValue({ t: 'log', s: this.id, events: batch.events })
+      this.credit -= n
+      sent += n
+      if (batch.end) return this.end({})
+    }
+  }
+
+  end(extra) {
+    this.close()
+    this.client.send({ t: 'log', s: this.id, done: true, ...extra })
+  }
+
+  close() {
+    this.done = true
+    this.rec.streams.delete(this)
+    this.client.streams.delete(this.id)
+  }
+}
+
+module.exports = { Feed, LogStream, holdFor }

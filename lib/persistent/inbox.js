@@ -1,0 +1,187 @@
+'use strict'
+// What the supervisor pushes to a Node process, as the connection hands it on: the processes'
+// output (OUT frames: bytes, decoded here into the text Mastra's handles take), their exits, and
+// the events of `logs()` streams. It also says how much has been read, as credit, so that the
+// supervisor sends more.
+
+const { StringDecoder } = require('node:string_decoder')
+const errors = require('../errors')
+const protocol = require('./protocol')
+
+/**
+ * Output text is handed on in pieces of at most this many bytes, as a local process's is: larger
+ * strings land in V8's large-object space, which only a full GC frees.
+ */
+const PIECE = 64 * 1024
+
+class Inbox {
+  constructor(conn) {
+    this.conn = conn
+    /**
+     * Processes whose events wait for their spawn or attach to be handled, by pid: the caller
+     * gets its handle (the awaited call and every continuation after it) before any output of
+     * the process reaches the handle's listeners or `reader`.
+     */
+    this.held = new Map()
+    /** The UTF-8 decoders of each process's stdout and stderr, by pid. */
+    this.decoders = new Map()
+    /** Bytes of output read and not yet given back as credit. */
+    this.unacked = 0
+    /** Open `logs()` streams, by id. */
+    this.logs = new Map()
+  }
+
+  /** Holds the events of `pid` until the continuations of the reply that names it have run. */
+  hold(pid) {
+    if (this.held.has(pid)) return
+    this.held.set(pid, [])
+    // A check phase comes after every promise reaction of this turn: the caller's `await` of
+    // spawn(), Mastra's wrapper around it and whatever the caller does next without awaiting I/O.
+    setImmediate(() => {
+      const queue = this.held.get(pid)
+      this.held.delete(pid)
+      for (const m of queue) this.deliver(pid, m)
+    })
+  }
+
+  /** An OUT frame or a process's event. */
+  event(m) {
+    if (m.t === 'out') this.unacked += m.data.length
+    const pid = String(m.pid)
+    const queue = this.held.get(pid)
+    // Output is a view of the buffer the socket is read into: what waits is copied.
+    if (queue) queue.push(m.t === 'out' ? { ...m, data: Buffer.from(m.data) } : m)
+    else this.deliver(pid, m)
+  }
+
+  deliver(pid, m) {
+    const to = this.conn.subscribers.get(pid)
+    if (m.t === 'out') {
+      if (!to) return
+      let d = this.decoders.get(pid)
+      if (!d) this.decoders.set(pid, (d = [new StringDecoder('utf8'), new StringDecoder('utf8')]))
+      const data = m.data
+      for (let at = 0; at < data.length; at += PIECE) {
+        const text = d[m.stream].write(at === 0 && data.length <= PIECE ? data : data.subarray(at, at + PIECE))
+        if (text) to({ kind: 'out', stream: m.stream, data: text })
+      }
+      return
+    }
+    if (m.kind === 'exit') {
+      // An incomplete character at the end is U+FFFD, as in a local process's output.
+      const d = this.decoders.get(pid)
+      this.decoders.delete(pid)
+      if (d && to) {
+        for (const stream of [0, 1]) {
+          const rest = d[stream].end()
+          if (rest) to({ kind: 'out', stream, data: rest })
+        }
+      }
+    }
+    to?.(m)
+  }
+
+  /** After each read from the socket: gives back the credit of what was read, a quarter window at a time. */
+  read() {
+    if (this.unacked < protocol.WINDOW / 2) return
+    const n = this.unacked
+    this.unacked = 0
+    // At once, not with the writes of this turn: the supervisor may be waiting for it.
+    if (!this.conn.socket.destroyed) this.conn.socket.write(protocol.credit(0, n))
+  }
+
+  /** A BLOB frame of a log stream: events, or its end. */
+  log(m) {
+    const st = this.logs.get(m.s)
+    if (st) st.receive(m)
+  }
+
+  /** The supervisor is gone: every open stream ends with `error`. */
+  gone(error) {
+    for (const st of this.logs.values()) st.fail(error)
+    this.logs.clear()
+    this.held.clear()
+    this.decoders.clear()
+  }
+}
+
+/**
+ * A `logs()` stream of process `pid`, its events pushed by the supervisor within the credit
+ * this side gives back as the stream is read: a reader that stops reading stops the sending, as
+ * a local reader stops reading the log (and learns by `truncated` what it missed).
+ */
+async function openLogs(conn, pid, options, signal) {
+  let controller
+  let id
+  let open = true
+  let received = 0
+  let returned = 0
+  // An open stream keeps Node alive, as a read waiting for the next events would.
+  let release = () => {}
+  const close = () => {
+    if (!open) return
+    open = false
+    release()
+    if (id !== undefined) {
+      conn.inbox.logs.delete(id)
+      conn.call('logsClose', { stream: id }).catch(() => {})
+    }
+  }
+  const st = {
+    receive(m) {
+      if (m.done) {
+        open = false
+        release()
+        conn.inbox.logs.delete(id)
+        if (m.error) controller.error(protocol.toError(m.error))
+        else controller.close()
+        return
+      }
+      if (!Array.isArray(m.events)) return
+      for (const e of m.events) {
+        if (e.data) received += e.data.length
+        controller.enqueue(e)
+      }
+    },
+    fail(error) {
+      open = false
+      release()
+      controller.error(error)
+    },
+  }
+  const stream = new ReadableStream(
+    {
+      start(c) {
+        controller = c
+      },
+      pull(c) {
+        // Bytes the reader has taken off the queue: given back once a quarter window adds up.
+        const taken = received - (protocol.WINDOW - c.desiredSize)
+        if (open && id !== undefined && taken - returned >= protocol.WINDOW / 2) {
+          conn.write([protocol.credit(id, taken - returned)])
+          returned = taken
+        }
+      },
+      cancel: close,
+    },
+    { highWaterMark: protocol.WINDOW, size: (e) => (e && e.data ? e.data.length : 0) },
+  )
+  // Registered as the reply is read, before any later frame: the first events follow at once.
+  id = await conn.call('logsOpen', { pid, options }, (value) => {
+    id = value
+    conn.inbox.logs.set(id, st)
+    release = conn.hold()
+  })
+  if (signal) {
+    const abort = () => {
+      if (!open) return
+      close()
+      controller.error(new errors.ProcessAbortedError('logs was aborted'))
+    }
+    if (signal.aborted) abort()
+    else signal.addEventListener('abort', abort, { once: true })
+  }
+  return stream
+}
+
+module.exports = { Inbox, openLogs }
