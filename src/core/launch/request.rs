@@ -26,6 +26,27 @@ pub enum Face {
     Terminal,
 }
 
+impl Face {
+    /// The face the JS layer names 'shell', 'argv' or 'terminal'.
+    pub fn from_name(name: &str) -> Option<Face> {
+        match name {
+            "shell" => Some(Face::Shell),
+            "argv" => Some(Face::Argv),
+            "terminal" => Some(Face::Terminal),
+            _ => None,
+        }
+    }
+
+    /// The call that launches with this face, as messages name it.
+    fn call(self) -> &'static str {
+        match self {
+            Face::Shell => "spawn",
+            Face::Argv => "exec",
+            Face::Terminal => "createTerminal",
+        }
+    }
+}
+
 /// A launch, understood.
 #[derive(Debug)]
 pub struct Launch {
@@ -44,14 +65,9 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         Value::Undefined | Value::Null => &Value::Object(Vec::new()),
         Value::Object(_) => options,
         other => {
-            let what = match face {
-                Face::Shell => "spawn",
-                Face::Argv => "exec",
-                Face::Terminal => "createTerminal",
-            };
             return Err(CoreError::invalid_option(
                 "options",
-                format!("{what} options must be an object, got {}", other.describe()),
+                format!("{} options must be an object, got {}", face.call(), other.describe()),
             ));
         }
     };
