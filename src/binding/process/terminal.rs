@@ -23,12 +23,6 @@ pub struct NativeSnapshot {
 
 #[napi]
 impl NativeProcess {
-    /// Whether the process runs on a terminal of its own (the `pty` option).
-    #[napi(getter)]
-    pub fn has_terminal(&self) -> bool {
-        self.inner.has_terminal
-    }
-
     /// Sets the window size of the process's terminal (`cols` and `rows` as JS gave them); a
     /// terminal that keeps a screen refuses one past `screen::MAX_CELLS`.
     #[napi(ts_args_type = "cols: unknown, rows: unknown")]
