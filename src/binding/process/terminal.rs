@@ -4,7 +4,7 @@ use super::NativeProcess;
 use crate::binding::error::js_error;
 use crate::binding::value::value_of;
 use crate::core::error::CoreError;
-use crate::core::launch::request;
+use crate::core::launch::options;
 use napi::bindgen_prelude::Unknown;
 use napi::Env;
 use napi_derive::napi;
@@ -28,7 +28,7 @@ impl NativeProcess {
     #[napi(ts_args_type = "cols: unknown, rows: unknown")]
     pub fn resize(&self, env: &Env, cols: Unknown<'_>, rows: Unknown<'_>) -> napi::Result<()> {
         let (cols, rows) = (value_of(&cols)?, value_of(&rows)?);
-        request::window_size(&cols, &rows).and_then(|(c, r)| self.inner.resize(c, r)).map_err(|e| js_error(env, e))
+        options::window_size(&cols, &rows).and_then(|(c, r)| self.inner.resize(c, r)).map_err(|e| js_error(env, e))
     }
 
     /// What the process's terminal shows now, rendered from its output.

@@ -1,6 +1,8 @@
 //! The rules of `request.rs`, value by value.
 
 use super::*;
+use crate::core::launch::command::Pty;
+use crate::core::launch::options::window_size;
 
 fn obj(props: &[(&str, Value)]) -> Value {
     Value::Object(props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
