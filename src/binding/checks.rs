@@ -4,7 +4,7 @@
 use super::error::js_error;
 use super::value::value_of;
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::launch::request;
+use crate::core::launch::{options, request};
 use crate::core::tree::group;
 use napi::bindgen_prelude::Unknown;
 use napi::Env;
@@ -66,5 +66,5 @@ pub fn resolve_containment(env: &Env, mode: Unknown<'_>) -> napi::Result<String>
 /// number); returns it, or `undefined` when absent.
 #[napi]
 pub fn check_duration(env: &Env, name: String, value: Unknown<'_>) -> napi::Result<Option<f64>> {
-    request::duration(&name, &value_of(&value)?).map_err(|e| js_error(env, e))
+    options::duration(&name, &value_of(&value)?).map_err(|e| js_error(env, e))
 }

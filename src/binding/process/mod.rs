@@ -18,6 +18,7 @@ pub use output_take::*;
 pub use terminal::*;
 
 use super::checks::{limit, signal_arg};
+use super::error::invalid;
 use super::loop_reader;
 use super::settle::{self, promise};
 use super::value::request_of;
@@ -68,9 +69,9 @@ fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
 }
 
 /// Spawns a process (off the JS thread) and starts supervising it. `face` is `'shell'` (the
-/// Mastra surface's `spawn`) or `'argv'` (the Processes API's `exec`); `request` is
-/// `{ command, options, env: [layers], cwd }` as the user gave them: the core reads their meaning.
-/// `onWake`, when given, is called whenever new output is ready for `pumpDrain()`; while it is
+/// Mastra surface's `spawn`), `'argv'` (the Processes API's `exec`) or `'terminal'` (its
+/// `createTerminal`); `request` is `{ command, options, env: [layers], cwd }` as the user gave
+/// them: the core reads their meaning. `onWake`, when given, is called whenever new output is ready for `pumpDrain()`; while it is
 /// installed the child is slowed down rather than letting the pump lose output. `holdOutput`
 /// holds the producer for a byte-stream reader at the start of stdout, from the first byte,
 /// until `setReaderHold` moves or releases it.
@@ -83,11 +84,7 @@ pub fn spawn_process<'env>(
     on_wake: Option<WakeFn>,
     hold_output: Option<bool>,
 ) -> napi::Result<PromiseRaw<'env, NativeProcess>> {
-    let face = match face.as_str() {
-        "shell" => Face::Shell,
-        "terminal" => Face::Terminal,
-        _ => Face::Argv,
-    };
+    let face = Face::from_name(&face).ok_or_else(|| invalid(env, "face", "must be 'shell', 'argv' or 'terminal'"))?;
     // Only the conversion happens on the JS thread; the request's rules are read off it,
     // with the spawn: a bad value still rejects the launch, with its typed error.
     let value = request_of(&request)?;

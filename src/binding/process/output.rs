@@ -368,10 +368,4 @@ impl NativeProcess {
     pub fn log_tail(&self, env: &Env, stream: String, max_bytes: u32) -> napi::Result<String> {
         Ok(self.inner.output.tail(stream_arg(env, &stream)?, max_bytes as usize))
     }
-
-    /// The bounded log has dropped events (so a full-history read is incomplete).
-    #[napi]
-    pub fn log_evicted_any(&self) -> bool {
-        self.inner.output.evicted_any()
-    }
 }

@@ -4,7 +4,7 @@ use super::NativeProcess;
 use crate::binding::error::js_error;
 use crate::binding::value::value_of;
 use crate::core::error::CoreError;
-use crate::core::launch::request;
+use crate::core::launch::options;
 use napi::bindgen_prelude::Unknown;
 use napi::Env;
 use napi_derive::napi;
@@ -23,18 +23,12 @@ pub struct NativeSnapshot {
 
 #[napi]
 impl NativeProcess {
-    /// Whether the process runs on a terminal of its own (the `pty` option).
-    #[napi(getter)]
-    pub fn has_terminal(&self) -> bool {
-        self.inner.has_terminal
-    }
-
     /// Sets the window size of the process's terminal (`cols` and `rows` as JS gave them); a
     /// terminal that keeps a screen refuses one past `screen::MAX_CELLS`.
     #[napi(ts_args_type = "cols: unknown, rows: unknown")]
     pub fn resize(&self, env: &Env, cols: Unknown<'_>, rows: Unknown<'_>) -> napi::Result<()> {
         let (cols, rows) = (value_of(&cols)?, value_of(&rows)?);
-        request::window_size(&cols, &rows).and_then(|(c, r)| self.inner.resize(c, r)).map_err(|e| js_error(env, e))
+        options::window_size(&cols, &rows).and_then(|(c, r)| self.inner.resize(c, r)).map_err(|e| js_error(env, e))
     }
 
     /// What the process's terminal shows now, rendered from its output.

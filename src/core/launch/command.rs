@@ -97,7 +97,9 @@ impl SpawnSpec {
         }
     }
 
-    /// The Mastra form: `/bin/sh -c <command>` (by absolute path, for the fast spawn path).
+    /// The Mastra form: `/bin/sh -c <command>` (by absolute path, for the fast spawn path), for
+    /// the core's tests (launches are made by `request`).
+    #[cfg(test)]
     pub fn shell(command: &str, cwd: impl Into<PathBuf>) -> Self {
         Self::new(vec!["/bin/sh".into(), "-c".into(), command.into()], cwd)
     }

@@ -1,7 +1,8 @@
-//! From a launch request to a running child: what the request's values mean (`request`), what
-//! to run and how, checked (`command`), the clone and exec of the child (`spawn`, one file per
-//! platform under `spawn/`), the pseudo-terminal of a child on a terminal (`pty`), and the
-//! thread that makes launches off the JS thread and the runtime's workers (`launcher`).
+//! From a launch request to a running child: what the request's values mean (`request`, with the
+//! rule for each value in `options`), what to run and how, checked (`command`), the clone and
+//! exec of the child (`spawn`, one file per platform under `spawn/`), the pseudo-terminal of a
+//! child on a terminal (`pty`), and the thread that makes launches off the JS thread and the
+//! runtime's workers (`launcher`).
 //!
 //! May use: `error`, `value`, `terminal` (a terminal's size rule), `output` (the log's default
 //! bounds), `tree` (the cgroup a child is born in). It hands back a child with its pipe ends;
@@ -9,6 +10,7 @@
 
 pub mod command;
 pub mod launcher;
+pub mod options;
 pub mod pty;
 pub mod request;
 pub mod spawn;

@@ -1,6 +1,8 @@
 //! The rules of `request.rs`, value by value.
 
 use super::*;
+use crate::core::launch::command::Pty;
+use crate::core::launch::options::window_size;
 
 fn obj(props: &[(&str, Value)]) -> Value {
     Value::Object(props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
@@ -136,4 +138,12 @@ fn a_manager_asks_for_the_node_cwd_only_when_it_needs_it() {
         assert_eq!(e.code(), "INVALID_PROCESS_CWD");
         assert!(e.to_string().contains("ENOENT"), "{e}");
     }
+}
+
+#[test]
+fn a_face_is_known_by_the_name_the_js_layer_gives_it() {
+    assert_eq!(Face::from_name("shell"), Some(Face::Shell));
+    assert_eq!(Face::from_name("argv"), Some(Face::Argv));
+    assert_eq!(Face::from_name("terminal"), Some(Face::Terminal));
+    assert_eq!(Face::from_name("exec"), None);
 }

@@ -93,6 +93,7 @@ pub struct OutputLog {
     closed: bool,
 }
 
+#[cfg(test)]
 impl Default for OutputLog {
     fn default() -> Self {
         Self::new(DEFAULT_MAX_BYTES, DEFAULT_MAX_EVENTS)

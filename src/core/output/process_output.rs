@@ -168,6 +168,8 @@ impl Output {
         self.texts().log.last_seq()
     }
 
+    /// The log has dropped events (what a reader that fell behind learns by `truncated`).
+    #[cfg(test)]
     pub fn evicted_any(&self) -> bool {
         self.texts().log.evicted_any()
     }

@@ -51,7 +51,7 @@ pub struct Process {
     usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
     /// The master of its terminal, for a process on one, until the root is reaped.
     terminal: Mutex<Option<OwnedFd>>,
-    pub has_terminal: bool,
+    has_terminal: bool,
     /// Callbacks waiting for a state (`when`), run by the update that reaches it.
     waiters: Mutex<Vec<Waiter>>,
 }
@@ -285,11 +285,6 @@ impl Process {
     /// the log is open.
     pub async fn read_log(&self, after: u64, max_bytes: usize, wait: Option<Duration>) -> LogRead {
         self.output.read(after, max_bytes, wait).await
-    }
-
-    /// The events after `after` that are in the log now (no wait).
-    pub fn read_log_now(&self, after: u64, max_bytes: usize) -> LogRead {
-        self.output.read_now(after, max_bytes)
     }
 
     // ---- control -----------------------------------------------------------------------------

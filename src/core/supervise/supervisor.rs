@@ -31,14 +31,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Spawns `spec` and starts its supervisor. Must be called inside a tokio runtime.
+/// Spawns `spec` and starts its supervisor, for the core's tests. Must be called inside a tokio
+/// runtime.
+#[cfg(test)]
 pub fn spawn(spec: SpawnSpec, id: String, owner: u64) -> CoreResult<Arc<Process>> {
     spawn_with_pump(spec, id, owner, None, false)
 }
 
-/// Like `spawn`, with the listener pump installed before the readers start, so the pump holds
-/// the producer back from the first byte. `hold` holds it for a byte-stream reader at the start
-/// of the output, from the first byte, until `set_reader_position` moves or releases it.
+/// Like `spawn`, with a listener pump or a reader's hold from the first byte (see `launch`).
+#[cfg(test)]
 pub fn spawn_with_pump(
     spec: SpawnSpec,
     id: String,
@@ -56,8 +57,11 @@ pub fn spawn_with_pump(
 /// for work, which costs a hand-off per task on the launch path.
 pub type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Launches `spec` (see `spawn_with_pump`) and returns the process with the future that must
-/// run for it to be read and supervised: the caller spawns it on the runtime after it has
+/// Launches `spec` and returns the process with the future that must run for it to be read and
+/// supervised. `pump`, the listener pump's wake-up, is installed before the readers start, so the
+/// pump holds the producer back from the first byte; `hold` holds it for a byte-stream reader at
+/// the start of the output, from the first byte, until `set_reader_position` moves or releases
+/// it. The process is returned with its future: the caller spawns it on the runtime after it has
 /// reported the launch, on the runtime whose reactor is to watch the process's descriptors.
 pub fn launch(
     spec: SpawnSpec,
