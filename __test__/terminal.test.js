@@ -58,7 +58,9 @@ test('the terminal is stdin and stdout on both faces, with TERM set and stderr e
   assert.equal(r.stderr, '')
   assert.equal(seen.join(''), r.stdout)
   const events = []
-  for await (const e of await h.logs()) events.push(e.type)
+  // Followed: wait() settles once the root exited and its output was read; the terminal event is
+  // logged once the whole tree is seen gone, which may be a moment later.
+  for await (const e of await h.logs({ follow: true })) events.push(e.type)
   assert.deepEqual([...new Set(events)], ['stdout', 'terminal'])
 })
 
