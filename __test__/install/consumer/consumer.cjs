@@ -9,7 +9,7 @@ async function main() {
     pv = require('procvisor')
     assert.equal(typeof pv.ProcessManager, 'function')
     assert.equal(require.resolve('procvisor'), path.join(ROOT, 'node_modules/procvisor/index.js'))
-    assert.equal(require.resolve('procvisor/mastra'), path.join(ROOT, 'node_modules/procvisor/mastra.js'))
+    assert.equal(require.resolve('procvisor/mastra'), path.join(ROOT, 'node_modules/procvisor/mastra/index.js'))
   })
   if (!pv) return
   const pm = new pv.ProcessManager({ workingDirectory: ROOT })

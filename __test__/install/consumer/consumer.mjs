@@ -14,7 +14,7 @@ await check('import "procvisor" loads the installed package', async () => {
   assert.equal(typeof pv.ProcessManager, 'function')
   assert.equal(pv.ProcessManager, defaultExport.ProcessManager, 'named and default exports share one instance')
   assert.equal(fileURLToPath(import.meta.resolve('procvisor')), path.join(ROOT, 'node_modules/procvisor/index.mjs'))
-  assert.equal(fileURLToPath(import.meta.resolve('procvisor/mastra')), path.join(ROOT, 'node_modules/procvisor/mastra.mjs'))
+  assert.equal(fileURLToPath(import.meta.resolve('procvisor/mastra')), path.join(ROOT, 'node_modules/procvisor/mastra/index.mjs'))
 })
 
 if (pv) {
