@@ -5,8 +5,8 @@
 // `ProcessManager.spawn`), `Process` (the Processes API) and, in `procvisor/mastra`,
 // `NativeProcessHandle` (a subclass of Mastra's own ProcessHandle).
 
-const { binding, realm } = require('./native')
-const errors = require('./errors')
+const { binding, realm } = require('../native/native')
+const errors = require('../native/errors')
 const { mastraExitCode, timeoutNote, checkNotExited, checkStdinData } = require('./mastra-rules')
 const { scheduleDrain, listenersOf } = require('./listener-pump')
 const { readerOf, holdUntilNextTurn } = require('./stdout-reader')

@@ -3,16 +3,16 @@
 // and the Processes API (exec / getProcess / listProcesses / close) over one table of process
 // cores. Every process leads its own process group and dies with this Node process.
 
-const errors = require('./errors')
-const { binding } = require('./native')
-const { launch, listenersOf } = require('./core')
+const errors = require('../native/errors')
+const { binding } = require('../native/native')
+const { launch, listenersOf } = require('../process/core')
 const { ProcessHandle } = require('./handle')
-const { processInfo } = require('./mastra-rules')
+const { processInfo } = require('../process/mastra-rules')
 const { Process } = require('./process')
 const { Terminal } = require('./terminal')
-const observe = require('./observe')
-const { checkSignal } = require('./util')
-const { traceMethods } = require('./trace')
+const observe = require('../process/observe')
+const { checkSignal } = require('../native/util')
+const { traceMethods } = require('../native/trace')
 
 /** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
 const KEEP_EXITED = 64

@@ -11,8 +11,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 
-const ROOT = path.join(__dirname, '..')
-const NAME = require('../package.json').name
+const ROOT = path.join(__dirname, '..', '..')
+const NAME = require('../../package.json').name
 
 function realpath(p) {
   try {
