@@ -1,4 +1,8 @@
 'use strict'
+// lib/faces/: what programs hold. ProcessManager (here) keeps the table of cores and hands out
+// views of them: ProcessHandle (Mastra's shape), Process (the Processes API) and Terminal, with
+// the reading methods they share in view.js. Requires lib/process/ and lib/native/ only.
+//
 // ProcessManager: Mastra's SandboxProcessManager surface (spawn / list / get / kill / release)
 // and the Processes API (exec / getProcess / listProcesses / close) over one table of process
 // cores. Every process leads its own process group and dies with this Node process.

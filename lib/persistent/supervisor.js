@@ -1,4 +1,8 @@
 'use strict'
+// lib/persistent/, the top layer: a persistent sandbox's supervisor process (here), its socket
+// protocol, and the client in the Node processes that attach (client.js). Requires lib/faces/,
+// lib/process/ and lib/native/; nothing else in lib/ requires it (mastra/ does).
+//
 // The supervisor of one persistent sandbox: `node supervisor.js` with its config as JSON on
 // stdin, started detached by the first `start()` of a sandbox with `persistent: true` and found
 // again by later ones over its Unix socket. Its processes run under procvisor as anywhere else
