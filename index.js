@@ -3,12 +3,12 @@
  * procvisor: a native process supervisor for Node.js agents.
  * See index.d.ts (and types/, which it re-exports) for the documented API and README.md for a tour.
  */
-const errors = require('./lib/errors')
-const { ProcessManager } = require('./lib/manager')
-const { ProcessHandle } = require('./lib/handle')
-const { Process } = require('./lib/process')
-const { Terminal } = require('./lib/terminal')
-const { binding } = require('./lib/native')
+const errors = require('./lib/native/errors')
+const { ProcessManager } = require('./lib/faces/manager')
+const { ProcessHandle } = require('./lib/faces/handle')
+const { Process } = require('./lib/faces/process')
+const { Terminal } = require('./lib/faces/terminal')
+const { binding } = require('./lib/native/native')
 
 const { fromNative, invalidOption, byCode, codes, ...errorClasses } = errors
 

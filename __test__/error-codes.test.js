@@ -5,9 +5,9 @@
 // JavaScript that raises them.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { binding } = require('../lib/native')
+const { binding } = require('../lib/native/native')
 const procvisor = require('..')
-const errors = require('../lib/errors')
+const errors = require('../lib/native/errors')
 
 const LIST = binding.errorCodes()
 const BUILTINS = { RangeError, TypeError }
@@ -63,14 +63,14 @@ const ts = require('typescript')
 const ROOT = path.join(__dirname, '..')
 const CODES = new Set(LIST.map((k) => k.code))
 
-/** procvisor's own JavaScript (what the package ships), but lib/errors.js, which reads the list. */
+/** procvisor's own JavaScript (what the package ships), but lib/native/errors.js, which reads the list. */
 function sources() {
   const out = ['index.js', 'index.mjs'].map((f) => path.join(ROOT, f))
   const walk = (dir) => {
     for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, d.name)
       if (d.isDirectory()) walk(p)
-      else if (/\.[cm]?js$/.test(d.name) && p !== path.join(ROOT, 'lib', 'errors.js')) out.push(p)
+      else if (/\.[cm]?js$/.test(d.name) && p !== path.join(ROOT, 'lib', 'native', 'errors.js')) out.push(p)
     }
   }
   walk(path.join(ROOT, 'lib'))
@@ -110,21 +110,21 @@ test('the JavaScript spells no code of its own: each goes through the list', () 
     for (const n of nodes) {
       if (!ts.isStringLiteral(n) && !ts.isNoSubstitutionTemplateLiteral(n)) continue
       if (!/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(n.text) || NODE_CODE.test(n.text)) continue
-      if (n.text === BINARY_MISSING && path.relative(ROOT, file) === path.join('lib', 'addon.js')) continue
+      if (n.text === BINARY_MISSING && path.relative(ROOT, file) === path.join('lib', 'native', 'addon.js')) continue
       found.push(`${where(source, n)} '${n.text}'${CODES.has(n.text) ? '' : ' (not a code of the list)'}`)
     }
   }
   assert.deepEqual(found, [], 'use errors.codes.X or the class itself instead of a literal')
 })
 
-test('every error class and code the JavaScript reads from lib/errors.js exists', () => {
+test('every error class and code the JavaScript reads from lib/native/errors.js exists', () => {
   const exported = new Set(Object.keys(errors))
   const missing = []
   for (const file of sources()) {
     const { source, nodes } = nodesOf(file)
     const isErrorsModule = (e) =>
       e && ts.isCallExpression(e) && e.expression.getText() === 'require' && /(^|\/)errors(\.js)?$/.test(e.arguments[0]?.text || '')
-    // `errors` is the name every module gives lib/errors.js; `errors.codes` is its list of codes.
+    // `errors` is the name every module gives lib/native/errors.js; `errors.codes` is its list of codes.
     const isErrors = (e) => (ts.isIdentifier(e) && e.text === 'errors') || isErrorsModule(e)
     const isCodes = (e) => e && ts.isPropertyAccessExpression(e) && e.name.text === 'codes' && isErrors(e.expression)
     const check = (name, node, inCodes) => {

@@ -68,7 +68,7 @@ test('a wait that rejects after native waits names the calling function of this 
 test('the frames where procvisor made the error are kept, once, before the caller', async () => {
   const err = await rejection(waitForPortOfAnExitingProcess)
   const frames = err.stack.split('\n').slice(1)
-  const own = frames.findIndex((l) => l.includes(path.join(__dirname, '..', 'lib', 'observe.js')))
+  const own = frames.findIndex((l) => l.includes(path.join(__dirname, '..', 'lib', 'process', 'observe.js')))
   const caller = frames.findIndex((l) => l.includes(__filename))
   assert.ok(own >= 0 && own < caller, err.stack)
   assert.equal(frames.filter((l) => l.includes('waitForPortOfAnExitingProcess')).length, 1, err.stack)

@@ -145,9 +145,9 @@ test('a reply sent in parts is joined back into that reply; parts that are not o
 })
 
 test("the native take hands a supervisor both streams in order, a run per stream, up to a position", async () => {
-  const { launch } = require('../lib/core')
-  const { request } = require('../lib/manager')
-  const { binding } = require('../lib/native')
+  const { launch } = require('../lib/process/core')
+  const { request } = require('../lib/faces/manager')
+  const { binding } = require('../lib/native/native')
   const req = request('printf a; sleep 0.05; printf b >&2; sleep 0.05; printf c; sleep 0.05; printf d >&2', { maxRetainedBytes: 0 }, [{ PATH: process.env.PATH }], process.cwd(), binding.resolveContainment('auto'))
   const core = await launch('shell', req, { command: 'printf' })
   await core.finish()
@@ -168,9 +168,9 @@ test("the native take hands a supervisor both streams in order, a run per stream
 })
 
 test('the native log read of now gives a supervisor the events of logs() at once, and re-arms its wake-up', async () => {
-  const { launch } = require('../lib/core')
-  const { request } = require('../lib/manager')
-  const { binding } = require('../lib/native')
+  const { launch } = require('../lib/process/core')
+  const { request } = require('../lib/faces/manager')
+  const { binding } = require('../lib/native/native')
   const req = request('printf a; sleep 0.2; printf b >&2', { maxRetainedBytes: 0 }, [{ PATH: process.env.PATH }], process.cwd(), binding.resolveContainment('auto'))
   const core = await launch('shell', req, { command: 'printf' }, [], true)
   const native = core.native
@@ -199,7 +199,7 @@ test("a Unix socket's send buffer can be widened, up to what the kernel allows, 
   const fs = require('node:fs')
   const os = require('node:os')
   const path = require('node:path')
-  const { binding } = require('../lib/native')
+  const { binding } = require('../lib/native/native')
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-sockbuf-'))
   const server = net.createServer(() => {})
   await new Promise((r) => server.listen(path.join(dir, 's.sock'), r))

@@ -12,7 +12,7 @@ const procvisor = require('..')
 const { ProcessManager, liveProcessCount } = procvisor
 const soak = require('../soak/scenarios')
 const { readablePackageCopy } = require('./helpers')
-const { binding } = require('../lib/native')
+const { binding } = require('../lib/native/native')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-rel-'))
 const pm = new ProcessManager({ workingDirectory: tmp })

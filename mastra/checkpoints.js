@@ -5,8 +5,8 @@
 const path = require('node:path')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
-const { SandboxSnapshotError } = require('../lib/errors.js')
-const { binding } = require('../lib/native.js')
+const { SandboxSnapshotError } = require('../lib/native/errors.js')
+const { binding } = require('../lib/native/native.js')
 
 /**
  * The longest checkpoint name made from an id, in bytes: with the prefixes and suffixes of the

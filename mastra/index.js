@@ -25,10 +25,10 @@ const {
   SandboxSupervisorLostError,
   SandboxProtocolError,
   SandboxAccessError,
-} = require('../lib/errors.js')
+} = require('../lib/native/errors.js')
 const { defineMastraClasses } = require('./define-classes.js')
-const { shellQuote } = require('../lib/mastra-rules.js')
-const { requireFromApplication } = require('../lib/application.js')
+const { shellQuote } = require('../lib/process/mastra-rules.js')
+const { requireFromApplication } = require('../lib/mastra/application.js')
 
 /** The error of an application without a usable @mastra/core (the other errors pass as they are). */
 function mastraMissing(err) {

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./index.js')
-const { importFromApplication } = require('../lib/application.js')
+const { importFromApplication } = require('../lib/mastra/application.js')
 
 let workspace
 try {

@@ -1,12 +1,12 @@
 'use strict'
 // NativeProcessHandle: Mastra's ProcessHandle over one procvisor process, whichever side runs it:
 // this Node process (backends/local.js) or a persistent sandbox's supervisor (backends/remote.js).
-// The handle applies Mastra's rules (lib/mastra-rules.js); the process it is attached to feeds
+// The handle applies Mastra's rules (lib/process/mastra-rules.js); the process it is attached to feeds
 // it output and the end, and its `nativeHandle` (procvisor's API of the same process) does the rest.
 
-const { binding } = require('../lib/native.js')
-const { commandResult, checkStdin, checkStdinData, stdinModeOf } = require('../lib/mastra-rules.js')
-const { traceMethods } = require('../lib/trace.js')
+const { binding } = require('../lib/native/native.js')
+const { commandResult, checkStdin, checkStdinData, stdinModeOf } = require('../lib/process/mastra-rules.js')
+const { traceMethods } = require('../lib/native/trace.js')
 
 /** Builds NativeProcessHandle over Mastra's `ProcessHandle`. */
 function defineNativeProcessHandle(ProcessHandle) {
@@ -57,7 +57,7 @@ function defineNativeProcessHandle(ProcessHandle) {
 
     /**
      * @internal The process ended and all its output was emitted (a note on stderr included):
-     * `end` is Mastra's account of it (`ending` of lib/mastra-rules.js).
+     * `end` is Mastra's account of it (`ending` of lib/process/mastra-rules.js).
      */
     _ended(end) {
       if (this.exitCode !== undefined) return

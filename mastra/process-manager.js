@@ -4,10 +4,10 @@
 // backend runs the processes: this Node process (backends/local.js) or, in a persistent
 // sandbox, its supervisor (backends/remote.js).
 
-const { pruneExited } = require('../lib/mastra-rules.js')
-const { binding } = require('../lib/native.js')
-const { sandboxDirectory, commandCwd } = require('../lib/paths.js')
-const { traceMethods } = require('../lib/trace.js')
+const { pruneExited } = require('../lib/process/mastra-rules.js')
+const { binding } = require('../lib/native/native.js')
+const { sandboxDirectory, commandCwd } = require('../lib/mastra/paths.js')
+const { traceMethods } = require('../lib/native/trace.js')
 const { local } = require('./backends/local.js')
 const { remote } = require('./backends/remote.js')
 

@@ -14,7 +14,7 @@ const path = require('node:path')
 const v8 = require('node:v8')
 const vm = require('node:vm')
 const { ProcessManager, liveProcessCount } = require('..')
-const { binding } = require('../lib/native')
+const { binding } = require('../lib/native/native')
 
 v8.setFlagsFromString('--expose-gc')
 const gc = vm.runInNewContext('gc')

@@ -116,7 +116,7 @@ async function main() {
     const files = walk(mainDir).map((f) => path.relative(mainDir, f))
     const stray = files.filter((f) => /^(src|__test__|bench|soak|demo|docs|scripts|npm|target|dist)\//.test(f) || f.endsWith('.node') || /^Cargo\./.test(f))
     assert(stray.length === 0, `unexpected files: ${stray.join(', ')}`)
-    for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'lib/native.js', 'mastra/index.js', 'mastra/index.mjs', 'mastra/index.d.ts', ...TYPINGS]) assert(files.includes(f), `${f} is missing`)
+    for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'lib/native/native.js', 'mastra/index.js', 'mastra/index.mjs', 'mastra/index.d.ts', ...TYPINGS]) assert(files.includes(f), `${f} is missing`)
     return `${files.length} files`
   })
   check(`procvisor's optionalDependencies name all ${platformNames.length} platform packages at ${pkg.version}`, () => {

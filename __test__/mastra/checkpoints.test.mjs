@@ -10,7 +10,7 @@ import { InvalidProcessOptionError } from 'procvisor'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { tempDir } from './helpers.mjs'
 
-const { binding } = createRequire(import.meta.url)('../../lib/native.js')
+const { binding } = createRequire(import.meta.url)('../../lib/native/native.js')
 
 let tmp
 let wd

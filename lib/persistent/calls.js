@@ -5,8 +5,8 @@
 // the wrong type. Each is answered with a SandboxProtocolError for that call, never a throw that
 // reaches the supervisor's event loop.
 
-const errors = require('../errors')
-const util = require('../util')
+const errors = require('../native/errors')
+const util = require('../native/util')
 
 /** A value as a message names it, short whatever its size. */
 function describe(v) {

@@ -4,7 +4,7 @@
 // happens is that this client is disconnected; the supervisor, its processes and its other
 // clients go on.
 
-const errors = require('../errors')
+const errors = require('../native/errors')
 const protocol = require('./protocol')
 const calls = require('./calls')
 const { attachments, encodeValue } = require('./values')

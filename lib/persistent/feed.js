@@ -16,7 +16,7 @@
 // is bounded.
 
 const protocol = require('./protocol')
-const { logEvents } = require('../observe')
+const { logEvents } = require('../process/observe')
 
 /** Bytes taken from a log at once (all a 1 MiB log holds): about the most one OUT frame carries. */
 const BATCH = 1024 * 1024

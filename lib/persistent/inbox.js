@@ -5,7 +5,7 @@
 // supervisor sends more.
 
 const { StringDecoder } = require('node:string_decoder')
-const errors = require('../errors')
+const errors = require('../native/errors')
 const protocol = require('./protocol')
 
 /**

@@ -9,7 +9,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const errors = require('../errors')
+const errors = require('../native/errors')
 
 /** The longest id of a persistent sandbox, in characters. */
 const MAX_ID_LENGTH = 128

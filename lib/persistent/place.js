@@ -11,7 +11,7 @@
 const fs = require('node:fs')
 const net = require('node:net')
 const path = require('node:path')
-const { binding } = require('../native')
+const { binding } = require('../native/native')
 const { lockPathOf, privateDirectory } = require('./location')
 
 /** How often a supervisor checks that its lock file and socket are still in place. */

@@ -21,7 +21,7 @@
 // is in before anything is allocated. The supervisor's socket lives in a directory only its user
 // can enter, and the supervisor also checks each client's uid with the kernel (SO_PEERCRED).
 
-const errors = require('../errors')
+const errors = require('../native/errors')
 
 /** Bumped whenever a frame's meaning changes (2: replies in parts; 3: binary frames, credit). */
 const PROTOCOL = 3

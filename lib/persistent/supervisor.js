@@ -1,4 +1,8 @@
 'use strict'
+// lib/persistent/, the top layer: a persistent sandbox's supervisor process (here), its socket
+// protocol, and the client in the Node processes that attach (client.js). Requires lib/faces/,
+// lib/process/ and lib/native/; nothing else in lib/ requires it (mastra/ does).
+//
 // The supervisor of one persistent sandbox: `node supervisor.js` with its config as JSON on
 // stdin, started detached by the first `start()` of a sandbox with `persistent: true` and found
 // again by later ones over its Unix socket. Its processes run under procvisor as anywhere else
@@ -15,17 +19,17 @@
 // supervisor holding the id (`{"existing":true}`), and never writes there again.
 
 const fs = require('node:fs')
-const { binding } = require('../native')
-const { launch } = require('../core')
-const rules = require('../mastra-rules')
-const { request } = require('../manager')
-const { ProcessHandle: CoreProcessHandle } = require('../handle')
-const errors = require('../errors')
+const { binding } = require('../native/native')
+const { launch } = require('../process/core')
+const rules = require('../process/mastra-rules')
+const { request } = require('../faces/manager')
+const { ProcessHandle: CoreProcessHandle } = require('../faces/handle')
+const errors = require('../native/errors')
 const protocol = require('./protocol')
 const { decodeValue } = require('./values')
 const { serveSocket, followed } = require('./connection')
 const { LogStream } = require('./feed')
-const { logStart } = require('../observe')
+const { logStart } = require('../process/observe')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
 

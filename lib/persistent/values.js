@@ -4,7 +4,7 @@
 // data) go beside the JSON as they are, named in it by `$bin` (see protocol.js). Functions and
 // AbortSignals do not cross: a remote wait is aborted on the client's side.
 
-const errors = require('../errors')
+const errors = require('../native/errors')
 
 /** A holder of the bytes a message carries beside its JSON, in order. */
 function attachments() {

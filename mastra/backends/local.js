@@ -2,11 +2,11 @@
 // The local backend of NativeProcessManager: processes run by this Node process on procvisor's
 // native core (every sandbox that is not persistent, and the manager outside a sandbox).
 
-const { ProcessHandle: CoreProcessHandle } = require('../../lib/handle.js')
-const { launch, listenersOf } = require('../../lib/core.js')
-const { request } = require('../../lib/manager.js')
-const { binding } = require('../../lib/native.js')
-const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/mastra-rules.js')
+const { ProcessHandle: CoreProcessHandle } = require('../../lib/faces/handle.js')
+const { launch, listenersOf } = require('../../lib/process/core.js')
+const { request } = require('../../lib/faces/manager.js')
+const { binding } = require('../../lib/native/native.js')
+const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
 
 /** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
 function containment() {

@@ -5,11 +5,11 @@
 // starts, attaches to, ends and lets go of (`detach()`) the supervisor itself.
 
 const path = require('node:path')
-const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/errors.js')
+const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/native/errors.js')
 const { findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
 const { socketPath } = require('../../lib/persistent/location.js')
 const { RemoteProcessView } = require('../../lib/persistent/handles.js')
-const { stdinModeOf } = require('../../lib/mastra-rules.js')
+const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
 
 /** `maxRetainedBytes` as it crosses the socket, and back: JSON has no Infinity. */
 const toWire = (bytes) => (bytes === Infinity ? 'Infinity' : bytes)

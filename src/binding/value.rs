@@ -59,7 +59,7 @@ pub(crate) fn value_of(v: &Unknown) -> napi::Result<Value> {
 const REQUEST_FIELDS: [&str; 5] = ["command", "options", "env", "cwd", "containment"];
 
 /// A launch request (`{ command, options, env, cwd, containment }`) as a `Value`: the object,
-/// or its JSON text where the JS layer found JSON faithful to it (`wire` in `lib/core.js`): one
+/// or its JSON text where the JS layer found JSON faithful to it (`wire` in `lib/process/request-wire.js`): one
 /// string crosses instead of a walk of the object one napi call at a time, which took about
 /// 15 µs of the JS thread per launch.
 pub(crate) fn request_of(v: &Unknown) -> napi::Result<Value> {

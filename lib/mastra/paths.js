@@ -4,8 +4,8 @@
 
 const os = require('node:os')
 const path = require('node:path')
-const { InvalidProcessCwdError, invalidOption } = require('./errors')
-const { describe } = require('./util')
+const { InvalidProcessCwdError, invalidOption } = require('../native/errors')
+const { describe } = require('../native/util')
 
 /**
  * Node's working directory, or a typed error when it is gone (deleted under this process):

@@ -3,7 +3,7 @@
 // launch puts at the start of stdout so that a reader made right after it misses nothing.
 
 const { Readable } = require('node:stream')
-const errors = require('./errors')
+const errors = require('../native/errors')
 
 /**
  * stdout as a byte stream, replaying from the start. It holds the producer back (like the

@@ -5,10 +5,10 @@
 // Observation is not control: a timeout or abort here ends the caller's wait, never the process.
 
 const { StringDecoder } = require('node:string_decoder')
-const { binding } = require('./native')
-const errors = require('./errors')
+const { binding } = require('../native/native')
+const errors = require('../native/errors')
 const { checkMs, checkSignal, boundedWait, raceAbort, abortError, describe, invalidOption } = {
-  ...require('./util'),
+  ...require('../native/util'),
   invalidOption: errors.invalidOption,
 }
 

@@ -1,18 +1,22 @@
 'use strict'
+// lib/faces/: what programs hold. ProcessManager (here) keeps the table of cores and hands out
+// views of them: ProcessHandle (Mastra's shape), Process (the Processes API) and Terminal, with
+// the reading methods they share in view.js. Requires lib/process/ and lib/native/ only.
+//
 // ProcessManager: Mastra's SandboxProcessManager surface (spawn / list / get / kill / release)
 // and the Processes API (exec / getProcess / listProcesses / close) over one table of process
 // cores. Every process leads its own process group and dies with this Node process.
 
-const errors = require('./errors')
-const { binding } = require('./native')
-const { launch, listenersOf } = require('./core')
+const errors = require('../native/errors')
+const { binding } = require('../native/native')
+const { launch, listenersOf } = require('../process/core')
 const { ProcessHandle } = require('./handle')
-const { processInfo } = require('./mastra-rules')
+const { processInfo } = require('../process/mastra-rules')
 const { Process } = require('./process')
 const { Terminal } = require('./terminal')
-const observe = require('./observe')
-const { checkSignal } = require('./util')
-const { traceMethods } = require('./trace')
+const observe = require('../process/observe')
+const { checkSignal } = require('../native/util')
+const { traceMethods } = require('../native/trace')
 
 /** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
 const KEEP_EXITED = 64

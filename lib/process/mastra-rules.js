@@ -4,8 +4,8 @@
 // of a persistent sandbox. What a wait resolves with, which exit code a kill or a timeout gives,
 // what stderr says about it, when stdin may be written, how many exited processes are kept.
 
-const errors = require('./errors')
-const { describe } = require('./util')
+const errors = require('../native/errors')
+const { describe } = require('../native/util')
 
 /** Mastra's exit codes: 124 on timeout, 128 when killed by a signal, else the process's own. */
 function mastraExitCode(exit) {

@@ -15,7 +15,7 @@ module.exports = { binding }
 
 function loadBinding() {
   try {
-    return require('../binding.js')
+    return require('../../binding.js')
   } catch (err) {
     // napi's loader reports a missing binary as "Cannot find native binding" (or, in an unbuilt
     // clone, as a MODULE_NOT_FOUND for binding.js itself); neither says which package was expected
@@ -27,7 +27,7 @@ function loadBinding() {
 function missingBinaryError(cause) {
   const fs = require('node:fs')
   const path = require('node:path')
-  const root = path.join(__dirname, '..')
+  const root = path.join(__dirname, '..', '..')
   const platform = platformName()
   const pkg = `procvisor-${platform}`
   const prebuilt = prebuiltPlatforms(root)

@@ -3,11 +3,11 @@
 // `getTerminal()`. A terminal is a process on a pseudo-terminal like any other (kill, close(),
 // containment and the watchdog apply); this face adds the keyboard, the window and the screen.
 
-const errors = require('./errors')
-const observe = require('./observe')
-const { ProcessCore } = require('./core')
+const errors = require('../native/errors')
+const observe = require('../process/observe')
+const { ProcessCore } = require('../process/core')
 const { ProcessView } = require('./view')
-const { traceMethods } = require('./trace')
+const { traceMethods } = require('../native/trace')
 
 /** The Processes API's reading methods (status, waitForExit, waitForLog…) come from ProcessView. */
 class Terminal extends ProcessView {

@@ -1,12 +1,17 @@
 'use strict'
+// lib/process/: the process model over the native core. One ProcessCore per process (here) with
+// its listener pump, stdout reader and launch wire; observe.js reads a core (status, logs, waits);
+// mastra-rules.js holds Mastra's rules for a process wherever it runs, as the core applies them.
+// Requires lib/native/ only.
+//
 // One process as every face sees it. `ProcessCore` holds the native process and everything that
 // is JS by nature: the listener pump, the finish promise, the ordered stdin queue and the byte
 // reader. The faces are thin views over one core: `ProcessHandle` (the Mastra surface of
 // `ProcessManager.spawn`), `Process` (the Processes API) and, in `procvisor/mastra`,
 // `NativeProcessHandle` (a subclass of Mastra's own ProcessHandle).
 
-const { binding, realm } = require('./native')
-const errors = require('./errors')
+const { binding, realm } = require('../native/native')
+const errors = require('../native/errors')
 const { mastraExitCode, timeoutNote, checkNotExited, checkStdinData } = require('./mastra-rules')
 const { scheduleDrain, listenersOf } = require('./listener-pump')
 const { readerOf, holdUntilNextTurn } = require('./stdout-reader')

@@ -8,9 +8,9 @@
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 
-const ROOT = path.join(__dirname, '..')
+const ROOT = path.join(__dirname, '..', '..')
 // procvisor's own code: lib/ and mastra/ (not its tests or examples).
-const OWN = [__dirname + path.sep, path.join(ROOT, 'mastra') + path.sep, `${pathToFileURL(ROOT).href}/mastra/`]
+const OWN = [path.join(ROOT, 'lib') + path.sep, path.join(ROOT, 'mastra') + path.sep, `${pathToFileURL(ROOT).href}/mastra/`]
 // Frames that say how an error was made or carried, not where: the factory and the wrapper.
 const PLUMBING = [path.join(__dirname, 'errors.js:'), `${__filename}:`]
 

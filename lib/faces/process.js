@@ -1,11 +1,11 @@
 'use strict'
 // The Processes API's face of one process: `Process`, returned by `exec()` and `getProcess()`.
 
-const errors = require('./errors')
-const observe = require('./observe')
-const { ProcessCore } = require('./core')
+const errors = require('../native/errors')
+const observe = require('../process/observe')
+const { ProcessCore } = require('../process/core')
 const { ProcessView } = require('./view')
-const { traceMethods } = require('./trace')
+const { traceMethods } = require('../native/trace')
 
 class Process extends ProcessView {
   /** @internal */

@@ -2,8 +2,8 @@
 // The Processes API's reading methods, shared by `Process` (exec) and `ProcessHandle` (spawn):
 // both are views of one process core. Subclasses set `_core`.
 
-const observe = require('./observe')
-const { traceMethods } = require('./trace')
+const observe = require('../process/observe')
+const { traceMethods } = require('../native/trace')
 
 class ProcessView {
   /** ProcessStatus: `running` until the root has exited and the group is empty. */

@@ -1,4 +1,8 @@
 'use strict'
+// lib/mastra/: what only the procvisor/mastra entry (mastra/) needs: the application's own
+// @mastra/core (here) and a sandbox's paths made absolute (paths.js). Requires lib/native/ only;
+// Mastra's rules for a process are in lib/process/mastra-rules.js, since the core applies them.
+//
 // Finds the application's own copy of a package that procvisor builds on without depending on it
 // (@mastra/core, a peer dependency). Node resolves procvisor's imports from procvisor's real path. Installed
 // from a folder (`npm install ../procvisor`), procvisor is a symlink in the application's
@@ -11,8 +15,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 
-const ROOT = path.join(__dirname, '..')
-const NAME = require('../package.json').name
+const ROOT = path.join(__dirname, '..', '..')
+const NAME = require('../../package.json').name
 
 function realpath(p) {
   try {

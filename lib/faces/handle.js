@@ -4,13 +4,13 @@
 // idempotent wait, kill, stdin, reader/writer), plus the Processes API's reading methods, since
 // both are views of the same process core.
 
-const errors = require('./errors')
-const { binding } = require('./native')
-const { ProcessCore, listenersOf } = require('./core')
-const { ending, handleResult } = require('./mastra-rules')
+const errors = require('../native/errors')
+const { binding } = require('../native/native')
+const { ProcessCore, listenersOf } = require('../process/core')
+const { ending, handleResult } = require('../process/mastra-rules')
 const { ProcessView } = require('./view')
-const { checkSignal, describe, stdinWriter } = require('./util')
-const { traceMethods } = require('./trace')
+const { checkSignal, describe, stdinWriter } = require('../native/util')
+const { traceMethods } = require('../native/trace')
 
 class ProcessHandle extends ProcessView {
   /** @internal */

@@ -3,8 +3,8 @@
 // JS thread's check phase, a bounded share of each turn for all processes together (see
 // `ProcessCore.drain` in core.js).
 
-const errors = require('./errors')
-const { describe } = require('./util')
+const errors = require('../native/errors')
+const { describe } = require('../native/util')
 
 /**
  * Listener pumps are drained from setImmediate, never inside the threadsafe-function callback:
