@@ -4,7 +4,7 @@
 // refused by the kernel's credentials, and every test ends with no process and no socket left.
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile, spawn, spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as net from 'node:net'
@@ -13,6 +13,7 @@ import { createRequire } from 'node:module'
 import { NativeLocalSandbox, SandboxSupervisorLostError, SandboxProtocolError } from 'procvisor/mastra'
 import { InvalidProcessOptionError } from 'procvisor'
 import { ROOT, alive, eventually, sleep, tempDir } from './helpers.mjs'
+import { child as spawnChild } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/protocol.js')
@@ -33,22 +34,7 @@ function make(options) {
 const freshId = () => `persist-${randomBytes(6).toString('hex')}`
 
 /** Runs `code` (an ES module) in a new Node process; resolves with its first JSON line. */
-function child(code) {
-  const p = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(p)
-  let out = ''
-  let err = ''
-  p.stderr.on('data', (d) => (err += d))
-  const first = new Promise((resolve, reject) => {
-    p.stdout.on('data', (d) => {
-      out += d
-      const nl = out.indexOf('\n')
-      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)))
-    })
-    p.once('close', (code) => reject(new Error(`the child exited (${code}) before printing: ${err}`)))
-  })
-  return { proc: p, first, exited: new Promise((r) => p.once('close', (code, signal) => r({ code, signal, err }))) }
-}
+const child = (code) => spawnChild(children, code)
 
 const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}\n`
 
