@@ -18,7 +18,7 @@ function defineMastraClasses(workspace) {
   }
   const NativeProcessHandle = defineNativeProcessHandle(ProcessHandle)
   const NativeProcessManager = defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle })
-  const NativeLocalSandbox = defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativeProcessHandle })
+  const NativeLocalSandbox = defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager })
 
   return { NativeProcessHandle, NativeProcessManager, NativeLocalSandbox, LocalSandbox: NativeLocalSandbox }
 }

@@ -9,7 +9,6 @@ const { binding } = require('../lib/native/native.js')
 const { sandboxDirectory, commandCwd } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { local } = require('./backends/local.js')
-const { remote } = require('./backends/remote.js')
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
 function envStrings(env) {
@@ -86,7 +85,7 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
 
     /** @internal Where the processes run: the sandbox's supervisor when it is persistent, else here. */
     _backend() {
-      return this.sandbox && this.sandbox._persistent ? remote : local
+      return this.sandbox?._backend ?? local
     }
 
     /** @internal A handle not yet attached to a process. */

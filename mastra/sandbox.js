@@ -4,15 +4,15 @@
 // (backends/remote.js).
 
 const path = require('node:path')
-const { Connection } = require('../lib/persistent/client.js')
 const { checkId } = require('../lib/persistent/location.js')
 const { binding } = require('../lib/native/native.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
-const { RunningSandbox, runningSandboxes, LifetimeMethods } = require('./lifetime.js')
+const { LifetimeMethods } = require('./lifetime.js')
 const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
-const { SupervisorMethods } = require('./backends/remote.js')
+const { remote, SupervisorMethods } = require('./backends/remote.js')
+const { local } = require('./backends/local.js')
 
 
 /** Adds the methods of `from` (a class of methods that use no `super`) to `Class`, as its own. */
@@ -23,7 +23,7 @@ function addMethods(Class, from) {
 }
 
 /** Builds NativeLocalSandbox over Mastra's `LocalSandbox` and NativeProcessManager. */
-function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativeProcessHandle }) {
+function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
   /**
    * Mastra's `LocalSandbox` with `NativeProcessManager` as `processes`. Takes every
    * `LocalSandboxOptions`; `executeCommand`, `stop()`, `destroy()`, the workspace tools and the
@@ -56,6 +56,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
       this._running = undefined
       this._lastCheckpoint = undefined
       this._persistent = lifecycle.persistent
+      /** @internal Where the processes run and what starts and ends them: the one choice of mode. */
+      this._backend = lifecycle.persistent ? remote : local
       /** @internal The connection to a persistent sandbox's supervisor while attached. */
       this._conn = undefined
       /** @internal Whether the last acquisition started the supervisor or joined it. */
@@ -94,7 +96,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
 
     /** When the running sandbox's lifetime ends; `undefined` when it is not running or has no lifetime. */
     get expiresAt() {
-      const at = this._persistent ? this._conn?.sandbox?.expiresAt : this._running?.expiresAt
+      const at = this._backend.expiresAt(this)
       return at === undefined ? undefined : new Date(at)
     }
 
@@ -104,46 +106,36 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
     }
 
     /**
+     * Mastra's own steps of a sandbox's lifecycle, which the backend runs around its own: an
+     * arrow keeps `super` bound to this class's base, Mastra's `LocalSandbox`.
+     * @internal
+     */
+    _mastraSteps() {
+      return {
+        find: (options) => super.find(options),
+        connect: (handle, options) => super.connect(handle, options),
+        create: (options) => super.create(options),
+        start: (options) => super._start(options),
+        stop: () => super.stop(),
+        destroy: () => super.destroy(),
+      }
+    }
+
+    /**
      * Mastra's acquisition, with one more case: another object with this id and working directory
-     * is running in this Node process, and this one joins it (outcome `'connected'`). A persistent
-     * sandbox finds the supervisor serving its id, else its working directory as Mastra does.
+     * is running (in this Node process, or as a persistent sandbox's supervisor), and this one
+     * joins it (outcome `'connected'`).
      */
     async find(options) {
-      if (this._persistent) return (await this._findSupervisor()) ?? super.find(options)
-      this._leaveRunning()
-      const key = `${this.id}\0${this.workingDirectory}`
-      const found = runningSandboxes.get(key)
-      if (found && !found.ended) return found
-      // Registered before the first await, so a sandbox started meanwhile joins this one.
-      const running = new RunningSandbox(key, this._timeoutMs, this.processes._tracked, this.processes._dismissed)
-      runningSandboxes.set(key, running)
-      this._joinRunning(running)
-      return this._leavingOnError(() => super.find(options))
+      return this._backend.find(this, this._mastraSteps(), options)
     }
 
     async connect(handle, options) {
-      if (handle instanceof Connection) {
-        this._attach(handle, 'joined')
-        return super.connect(this.workingDirectory, options)
-      }
-      if (this._persistent) {
-        // The working directory is there, no supervisor serves the id: one starts.
-        await super.connect(handle, options)
-        return this._startSupervisor()
-      }
-      if (handle instanceof RunningSandbox) {
-        this._joinRunning(handle)
-        return this._leavingOnError(() => super.connect(this.workingDirectory, options))
-      }
-      return this._leavingOnError(() => super.connect(handle, options))
+      return this._backend.connect(this, this._mastraSteps(), handle, options)
     }
 
     async create(options) {
-      if (this._persistent) {
-        await super.create(options)
-        return this._startSupervisor()
-      }
-      return this._leavingOnError(() => super.create(options))
+      return this._backend.create(this, this._mastraSteps(), options)
     }
 
     /**
@@ -153,13 +145,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
      * joined one that was serving (`supervisor`).
      */
     async _start(options) {
-      if (this._persistent && this.status === 'running' && (!this._conn || this._conn.lostError)) this.status = 'stopped'
-      const running = this.status === 'running'
-      const result = await super._start(options)
-      if (!this._persistent || !result) return result
-      return { ...result, supervisor: running ? 'joined' : this._supervisorStart }
+      return this._backend.start(this, this._mastraSteps(), options)
     }
-
 
     /**
      * Mastra's stop (every process killed, mounts unmounted), then, with `snapshotOnStop`, the
@@ -167,27 +154,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
      * Objects that joined the same running sandbox are stopped with it.
      */
     async stop() {
-      if (this._persistent) {
-        await this._endSupervisor()
-        await super.stop()
-        if (this._snapshotOnStop) await this.snapshot()
-        return
-      }
-      const { running, ending } = this._leaveRunning({ end: true })
-      if (running?.expired) {
-        // Marked just before Mastra's stop kills them, and only those still running then: an
-        // earlier end is the process's own.
-        for (const handle of running.tracked.values()) {
-          if (handle instanceof NativeProcessHandle && handle._process?.running) handle._lifetimeMs = running.timeoutMs
-        }
-      }
-      await super.stop()
-      const name = this._checkpointName
-      if (this._snapshotOnStop && !running?.destroying && !running?.captured.has(name)) {
-        running?.captured.add(name)
-        await this.snapshot()
-      }
-      if (ending) await this._stopJoined(running)
+      return this._backend.stop(this, this._mastraSteps())
     }
 
     /**
@@ -196,16 +163,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager, NativePr
      * captured over since, is left alone.
      */
     async destroy() {
-      if (this._persistent) {
-        await this._endSupervisor()
-        await super.destroy()
-        return this._removeOwnCheckpoints()
-      }
-      const { running, ending } = this._leaveRunning({ end: true })
-      if (running) running.destroying = true
-      await super.destroy()
-      if (ending) await this._stopJoined(running)
-      await this._removeOwnCheckpoints()
+      return this._backend.destroy(this, this._mastraSteps())
     }
 
     /** Mastra's `_destroy`; a sandbox never started here still deletes the checkpoints its id captured. */

@@ -1,12 +1,14 @@
 'use strict'
-// The local backend of NativeProcessManager: processes run by this Node process on procvisor's
-// native core (every sandbox that is not persistent, and the manager outside a sandbox).
+// The local backend: processes run by this Node process on procvisor's native core (every
+// sandbox that is not persistent, and the manager outside a sandbox), and the lifecycle of a
+// sandbox whose running state lives in this Node process (lifetime.js).
 
 const { ProcessHandle: CoreProcessHandle } = require('../../lib/faces/handle.js')
 const { launch, listenersOf } = require('../../lib/process/core.js')
 const { request } = require('../../lib/faces/manager.js')
 const { binding } = require('../../lib/native/native.js')
 const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
+const { RunningSandbox, runningSandboxes } = require('../lifetime.js')
 
 /** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
 function containment() {
@@ -89,7 +91,10 @@ class LocalProcess {
   check() {}
 }
 
-/** NativeProcessManager's spawn, list, get and release for processes of this Node process. */
+/**
+ * NativeProcessManager's spawn, list, get and release for processes of this Node process, and
+ * the sandbox's find, connect, create, start, stop and destroy around Mastra's own (`mastra`).
+ */
 const local = {
   /** Starts `command` here; `handle` gets its output from the first byte. */
   async spawn(manager, handle, command, spec) {
@@ -116,6 +121,65 @@ const local = {
   },
 
   release() {},
+
+  /** Joins the sandbox with this id and directory running in this Node process, else Mastra's find. */
+  async find(sandbox, mastra, options) {
+    sandbox._leaveRunning()
+    const key = `${sandbox.id}\0${sandbox.workingDirectory}`
+    const found = runningSandboxes.get(key)
+    if (found && !found.ended) return found
+    // Registered before the first await, so a sandbox started meanwhile joins this one.
+    const running = new RunningSandbox(key, sandbox._timeoutMs, sandbox.processes._tracked, sandbox.processes._dismissed)
+    runningSandboxes.set(key, running)
+    sandbox._joinRunning(running)
+    return sandbox._leavingOnError(() => mastra.find(options))
+  },
+
+  async connect(sandbox, mastra, handle, options) {
+    if (handle instanceof RunningSandbox) {
+      sandbox._joinRunning(handle)
+      return sandbox._leavingOnError(() => mastra.connect(sandbox.workingDirectory, options))
+    }
+    return sandbox._leavingOnError(() => mastra.connect(handle, options))
+  },
+
+  async create(sandbox, mastra, options) {
+    return sandbox._leavingOnError(() => mastra.create(options))
+  },
+
+  async start(sandbox, mastra, options) {
+    return mastra.start(options)
+  },
+
+  async stop(sandbox, mastra) {
+    const { running, ending } = sandbox._leaveRunning({ end: true })
+    if (running?.expired) {
+      // Marked just before Mastra's stop kills them, and only those still running then: an
+      // earlier end is the process's own.
+      for (const handle of running.tracked.values()) {
+        if (handle._process?.running) handle._lifetimeMs = running.timeoutMs
+      }
+    }
+    await mastra.stop()
+    const name = sandbox._checkpointName
+    if (sandbox._snapshotOnStop && !running?.destroying && !running?.captured.has(name)) {
+      running?.captured.add(name)
+      await sandbox.snapshot()
+    }
+    if (ending) await sandbox._stopJoined(running)
+  },
+
+  async destroy(sandbox, mastra) {
+    const { running, ending } = sandbox._leaveRunning({ end: true })
+    if (running) running.destroying = true
+    await mastra.destroy()
+    if (ending) await sandbox._stopJoined(running)
+    await sandbox._removeOwnCheckpoints()
+  },
+
+  expiresAt(sandbox) {
+    return sandbox._running?.expiresAt
+  },
 }
 
 module.exports = { local, LocalProcess }

@@ -6,7 +6,7 @@
 
 const path = require('node:path')
 const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/native/errors.js')
-const { findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
+const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
 const { socketPath } = require('../../lib/persistent/location.js')
 const { RemoteProcessView } = require('../../lib/persistent/handles.js')
 const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
@@ -76,7 +76,10 @@ class RemoteProcess {
   }
 }
 
-/** NativeProcessManager's spawn, list, get and release in a persistent sandbox. */
+/**
+ * NativeProcessManager's spawn, list, get and release in a persistent sandbox, and the sandbox's
+ * find, connect, create, start, stop and destroy around Mastra's own (`mastra`).
+ */
 const remote = {
   /** The supervisor starts `command`; `handle` gets its output from the first byte. */
   async spawn(manager, handle, command, spec) {
@@ -138,6 +141,51 @@ const remote = {
   release(manager, pid) {
     const conn = manager.sandbox._conn
     if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+  },
+
+  /** The supervisor serving the id, if one answers; else Mastra's find of the working directory. */
+  async find(sandbox, mastra, options) {
+    return (await sandbox._findSupervisor()) ?? mastra.find(options)
+  },
+
+  async connect(sandbox, mastra, handle, options) {
+    if (handle instanceof Connection) {
+      sandbox._attach(handle, 'joined')
+      return mastra.connect(sandbox.workingDirectory, options)
+    }
+    // The working directory is there, no supervisor serves the id: one starts.
+    await mastra.connect(handle, options)
+    return sandbox._startSupervisor()
+  },
+
+  async create(sandbox, mastra, options) {
+    await mastra.create(options)
+    return sandbox._startSupervisor()
+  },
+
+  /** A lost or detached supervisor is found or started again rather than reported running. */
+  async start(sandbox, mastra, options) {
+    if (sandbox.status === 'running' && (!sandbox._conn || sandbox._conn.lostError)) sandbox.status = 'stopped'
+    const running = sandbox.status === 'running'
+    const result = await mastra.start(options)
+    return result && { ...result, supervisor: running ? 'joined' : sandbox._supervisorStart }
+  },
+
+  /** The supervisor ends with its processes, then Mastra's stop, then the capture. */
+  async stop(sandbox, mastra) {
+    await sandbox._endSupervisor()
+    await mastra.stop()
+    if (sandbox._snapshotOnStop) await sandbox.snapshot()
+  },
+
+  async destroy(sandbox, mastra) {
+    await sandbox._endSupervisor()
+    await mastra.destroy()
+    return sandbox._removeOwnCheckpoints()
+  },
+
+  expiresAt(sandbox) {
+    return sandbox._conn?.sandbox?.expiresAt
   },
 }
 
