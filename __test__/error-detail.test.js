@@ -4,32 +4,14 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { ProcessManager, ProcessExitedBeforeReadyError, ProcessExitedBeforeLogError } = require('..')
+const { freePort, rejection } = require('./helpers')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-detail-'))
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-async function rejection(promise) {
-  try {
-    await promise
-  } catch (e) {
-    return e
-  }
-  assert.fail('the wait did not reject')
-}
 
 const CRASH = ['sh', '-c', 'echo "Error: listen EADDRINUSE: address already in use" >&2; exit 3']
 

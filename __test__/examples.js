@@ -5,10 +5,10 @@
 // The suites run them against this checkout; `npm run test:install` runs them again in a project
 // that installed the packed tarballs.
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
+const { freePort } = require('./helpers')
 
 const ROOT = path.resolve(__dirname, '..')
 const EXAMPLES = path.join(ROOT, 'examples')
@@ -27,18 +27,6 @@ function documentedBlocks(root = ROOT) {
     }
   }
   return out
-}
-
-/** A port nobody listens on now. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 /**

@@ -1,6 +1,8 @@
 'use strict'
 // Shared test helpers: real processes only.
 const fs = require('node:fs')
+const net = require('node:net')
+const assert = require('node:assert/strict')
 
 /** Is `pid` a live process (zombies count as dead)? */
 function alive(pid) {
@@ -113,4 +115,26 @@ function nativeCpuMsSince(before) {
   return ns / 1e6
 }
 
-module.exports = { alive, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }
+/** A loopback port nothing listens on: the kernel's pick, released at once. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address()
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+/** The error `promise` rejects with; the test fails if it resolves. */
+async function rejection(promise) {
+  try {
+    await promise
+  } catch (e) {
+    return e
+  }
+  assert.fail('the promise did not reject')
+}
+
+module.exports = { alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }

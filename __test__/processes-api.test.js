@@ -4,26 +4,16 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const procvisor = require('..')
 const { ProcessManager } = procvisor
-const { alive, commOf, eventually } = require('./helpers')
+const { alive, commOf, eventually, freePort } = require('./helpers')
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-api-'))
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 const SERVER = path.join(__dirname, 'fixtures', 'http-server.js')
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 async function collect(stream) {
   const events = []

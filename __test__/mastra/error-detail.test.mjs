@@ -5,11 +5,10 @@ import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
-import * as net from 'node:net'
 import * as path from 'node:path'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { ProcessExitedBeforeReadyError, ProcessExitedBeforeLogError } from 'procvisor'
-import { tempDir } from './helpers.mjs'
+import { freePort, rejection, tempDir } from './helpers.mjs'
 
 const tmp = tempDir('procvisor-mastra-detail-')
 const made = []
@@ -17,23 +16,6 @@ after(async () => {
   for (const sb of made) await sb.destroy().catch(() => {})
   fs.rmSync(tmp, { recursive: true, force: true })
 })
-
-async function freePort() {
-  const srv = net.createServer()
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r))
-  const { port } = srv.address()
-  await new Promise((r) => srv.close(r))
-  return port
-}
-
-async function rejection(promise) {
-  try {
-    await promise
-  } catch (e) {
-    return e
-  }
-  assert.fail('the wait did not reject')
-}
 
 const CRASH = 'echo "Error: listen EADDRINUSE: address already in use" >&2; exit 3'
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 
 // alive() and eventually() are the JS suite's (one definition for both suites).
-export const { alive, eventually } = createRequire(import.meta.url)('../helpers.js')
+export const { alive, eventually, freePort, rejection } = createRequire(import.meta.url)('../helpers.js')
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 

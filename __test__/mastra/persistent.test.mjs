@@ -12,7 +12,7 @@ import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox, SandboxSupervisorLostError, SandboxProtocolError } from 'procvisor/mastra'
 import { InvalidProcessOptionError } from 'procvisor'
-import { ROOT, alive, eventually, sleep, tempDir } from './helpers.mjs'
+import { ROOT, alive, eventually, freePort, sleep, tempDir } from './helpers.mjs'
 import { child as spawnChild } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
@@ -40,15 +40,6 @@ const IMPORT = `import { NativeLocalSandbox } from ${JSON.stringify(path.join(RO
 
 /** The supervisor's socket of sandbox `id` and whether a file is there. */
 const socketOf = (id) => protocol.socketPath(id)
-
-/** A port nothing listens on (the kernel's pick, released). */
-async function freePort() {
-  const srv = net.createServer()
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r))
-  const { port } = srv.address()
-  await new Promise((r) => srv.close(r))
-  return port
-}
 
 /** Reads events of `stream` until `n` stdout lines are in; returns them with their cursors. */
 async function readLines(stream, n) {
