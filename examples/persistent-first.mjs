@@ -2,7 +2,8 @@
 import { NativeLocalSandbox } from 'procvisor/mastra'
 
 const sandbox = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', persistent: true, timeoutMs: 3_600_000 })
-const { supervisor } = await sandbox.start() // 'started' the first time, detached
+await sandbox.start()
+const { supervisor } = sandbox // 'started' the first time, detached
 const server = await sandbox.processes.spawn('echo listening; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done')
 await server.nativeHandle.waitForLog(/listening/)
 let cursor

@@ -3,7 +3,8 @@ import { NativeLocalSandbox } from 'procvisor/mastra'
 
 const [pid, cursor] = process.argv.slice(2)
 const sandbox = new NativeLocalSandbox({ id: 'agent-1', workingDirectory: './ws', persistent: true })
-const { supervisor } = await sandbox.start() // 'joined': the supervisor was already serving
+await sandbox.start()
+const { supervisor } = sandbox // 'joined': the supervisor was already serving
 const server = await sandbox.processes.get(pid) // with its retained stdout/stderr
 for await (const e of await server.nativeHandle.logs({ since: cursor, follow: true })) {
   if (e.type !== 'stdout') continue

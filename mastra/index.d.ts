@@ -235,6 +235,13 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   readonly persistent: boolean
   /** The pid of a persistent sandbox's supervisor while this object is attached to it. */
   readonly supervisorPid: number | undefined
+  /**
+   * With `persistent`, while attached: `'started'` when this object's `start()` started the
+   * supervisor, `'joined'` when one was serving already (started by another Node process or
+   * object). Independent of `start()`'s `outcome`: a supervisor started over an existing working
+   * directory is `outcome: 'connected'` with `supervisor === 'started'`. `undefined` otherwise.
+   */
+  readonly supervisor: 'started' | 'joined' | undefined
   /** Whether `stop()` captures the working directory as this sandbox's checkpoint. */
   readonly snapshotOnStop: boolean
   /**
@@ -251,8 +258,9 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /** What the last capture or restore by this object did; `undefined` before the first. */
   readonly lastCheckpoint: NativeCheckpointReport | undefined
   /**
-   * Mastra's `start()`: always resolves with the outcome ({@link NativeStartResult}), and with
-   * `persistent`, whether the supervisor was started or joined.
+   * Mastra's `start()`: always resolves with the outcome ({@link NativeStartResult}); with
+   * `persistent`, {@link NativeLocalSandbox.supervisor} then says whether the supervisor was
+   * started or joined.
    */
   start(options?: SandboxStartOptions): Promise<NativeStartResult>
   /** Mastra's `_start()`, the same as {@link NativeLocalSandbox.start}. */
@@ -299,7 +307,7 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
   /**
    * `LocalSandbox.clone()` that returns a `NativeLocalSandbox` (same fields as Mastra's, plus
    * `timeoutMs` and `snapshotOnStop`; a clone with another id captures under its own name). A
-   * persistent sandbox's clone needs an `id` of its own.
+   * persistent sandbox's clone is persistent too, under the `id` given, else `<id>-<8 hex>`.
    */
   clone(options?: SandboxCloneOptions): NativeLocalSandbox
 }

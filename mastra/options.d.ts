@@ -43,9 +43,9 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
   /**
    * The processes run under a supervisor process of the sandbox's own and outlive this Node
    * process, until `stop()`, `destroy()` or the end of the lifetime (`timeoutMs`, five minutes by
-   * default). The first `start()` starts the supervisor, detached (`supervisor: 'started'`); a
-   * `start()` in any later Node process of the same user, with the same `id` and working
-   * directory, attaches to it (`outcome: 'connected'`, `supervisor: 'joined'`), and with another
+   * default). The first `start()` starts the supervisor, detached (`sandbox.supervisor` is then
+   * `'started'`); a `start()` in any later Node process of the same user, with the same `id` and
+   * working directory, attaches to it (`outcome: 'connected'`, `sandbox.supervisor === 'joined'`), and with another
    * working directory throws `InvalidProcessOptionError` (one id is one sandbox). A start that
    * starts the supervisor reports Mastra's outcome for the working directory: `'connected'` when
    * it exists, `'created'` when it does not (see {@link NativeStartResult}). A Node process that exits, or
@@ -68,18 +68,11 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
 
 /**
  * What `start()` of a {@link NativeLocalSandbox} resolves with: Mastra's `SandboxStartResult`
- * (`outcome: 'connected'` when the working directory existed or a running sandbox was joined,
- * `'created'` when the working directory was made), and with `persistent`, `supervisor`.
+ * exactly (`outcome: 'connected'` when the working directory existed or a running sandbox was
+ * joined, `'created'` when the working directory was made), persistent or not. Whether a
+ * persistent start started its supervisor is {@link NativeLocalSandbox.supervisor}.
  */
-export interface NativeStartResult extends SandboxStartResult {
-  /**
-   * Only with `persistent`: `'started'` when this start started the sandbox's supervisor,
-   * `'joined'` when one was serving already (started by another Node process or object, or
-   * this object was attached already). Independent of `outcome`: a supervisor started over an
-   * existing working directory is `{ outcome: 'connected', supervisor: 'started' }`.
-   */
-  supervisor?: 'started' | 'joined'
-}
+export interface NativeStartResult extends SandboxStartResult {}
 
 /** What the last capture or restore of a {@link NativeLocalSandbox} did. */
 export interface NativeCheckpointReport {

@@ -4,7 +4,8 @@
 // (backends/remote.js).
 
 const path = require('node:path')
-const { checkId } = require('../lib/persistent/location.js')
+const crypto = require('node:crypto')
+const { checkId, MAX_ID_LENGTH } = require('../lib/persistent/location.js')
 const { binding } = require('../lib/native/native.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
@@ -14,6 +15,12 @@ const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
 
+
+/** The id of a persistent sandbox's clone made without one: `<id>-<8 hex>`, within the 128 characters. */
+function derivedId(id) {
+  const suffix = `-${crypto.randomBytes(4).toString('hex')}`
+  return `${[...String(id)].slice(0, MAX_ID_LENGTH - suffix.length).join('')}${suffix}`
+}
 
 /** Adds the methods of `from` (a class of methods that use no `super`) to `Class`, as its own. */
 function addMethods(Class, from) {
@@ -79,6 +86,15 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       return this._conn && !this._conn.lostError ? this._conn.sandbox.pid : undefined
     }
 
+    /**
+     * How this object reached its persistent sandbox's supervisor while attached: `'started'`
+     * (its start() started it) or `'joined'` (one was serving). Beside `start()`'s result rather
+     * than in it, which stays Mastra's `{ outcome }`.
+     */
+    get supervisor() {
+      return this._conn && !this._conn.lostError ? this._supervisorStart : undefined
+    }
+
     /** The maximum lifetime from `start()` in milliseconds, if there is one. */
     get timeoutMs() {
       return this._timeoutMs
@@ -140,9 +156,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
 
     /**
      * Mastra's start; a persistent sandbox whose supervisor was lost, or that was detached,
-     * attaches again (or starts a new supervisor) rather than report itself still running. A
-     * persistent sandbox's result also says whether this start started the supervisor or
-     * joined one that was serving (`supervisor`).
+     * attaches again (or starts a new supervisor) rather than report itself still running.
      */
     async _start(options) {
       return this._backend.start(this, this._mastraSteps(), options)
@@ -221,8 +235,11 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       const seedCheckpointName = c.seedCheckpointName ?? ('_seedCheckpointName' in this ? this._seedCheckpointName : o.seedCheckpointName)
       const checkpointsDirectory =
         this._checkpointsDirectory ?? o.checkpointsDirectory ?? path.join(path.dirname(this.workingDirectory), '.checkpoints')
+      // Mastra's clone gets an id of its own; a persistent one gets one derived from this id, so
+      // that its supervisor's id says where it came from (read it from `clone.id`).
+      const id = c.id ?? (this._persistent ? derivedId(this.id) : undefined)
       return new NativeLocalSandbox({
-        ...(c.id !== undefined && { id: c.id }),
+        ...(id !== undefined && { id }),
         workingDirectory: c.workingDirectory ?? this.workingDirectory,
         env: c.env ?? this.env ?? o.env,
         isolation: this.isolation,

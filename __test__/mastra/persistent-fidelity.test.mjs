@@ -40,11 +40,24 @@ describe('a persistent sandbox gives the results a local one gives', { timeout: 
     await mastra._destroy()
     assert.equal(expected, 'connected', "Mastra's LocalSandbox: an existing working directory is found")
 
+    // start() resolves with Mastra's result exactly; how the supervisor was reached is apart.
     const id = freshId()
-    assert.deepEqual(await make({ id, workingDirectory: existing, persistent: true }).start(), { outcome: 'connected', supervisor: 'started' })
-    assert.deepEqual(await make({ id, workingDirectory: existing, persistent: true }).start(), { outcome: 'connected', supervisor: 'joined' })
-    assert.deepEqual(await make({ id: freshId(), workingDirectory: missing, persistent: true }).start(), { outcome: 'created', supervisor: 'started' })
-    assert.deepEqual(await make({ workingDirectory: existing }).start(), { outcome: 'connected' }, 'no supervisor field without one')
+    const first = make({ id, workingDirectory: existing, persistent: true })
+    assert.deepEqual(await first.start(), { outcome: 'connected' })
+    assert.equal(first.supervisor, 'started')
+    const second = make({ id, workingDirectory: existing, persistent: true })
+    assert.deepEqual(await second.start(), { outcome: 'connected' })
+    assert.equal(second.supervisor, 'joined')
+    assert.deepEqual(await second.start(), { outcome: 'connected' }, 'a start while running')
+    assert.equal(second.supervisor, 'joined')
+    const fresh = make({ id: freshId(), workingDirectory: missing, persistent: true })
+    assert.deepEqual(await fresh.start(), { outcome: 'created' })
+    assert.equal(fresh.supervisor, 'started')
+    await fresh.detach()
+    assert.equal(fresh.supervisor, undefined, 'not attached: no supervisor to speak of')
+    const local = make({ workingDirectory: existing })
+    assert.deepEqual(await local.start(), { outcome: 'connected' })
+    assert.equal(local.supervisor, undefined, 'no supervisor without persistent')
   })
 
   it('wait() and executeCommand() results carry killed and timedOut, false when neither happened', async () => {

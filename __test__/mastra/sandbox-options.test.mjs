@@ -50,11 +50,18 @@ describe('persistent sandbox options', { timeout: 30000 }, () => {
     assert.equal(fs.existsSync(wd), false, 'not even the working directory')
   })
 
-  it('a clone of a persistent sandbox needs its own id too', () => {
+  it('a clone of a persistent sandbox takes the id given, else one derived from the template\'s', () => {
     const sb = new NativeLocalSandbox({ id: 'agent-options', workingDirectory: path.join(tmp, 'ws2'), persistent: true })
-    assert.throws(() => sb.clone(), namesId)
     const other = sb.clone({ id: 'agent-options-2' })
     assert.equal(other.persistent, true)
     assert.equal(other.id, 'agent-options-2')
+    // As Mastra's clone() gets an id of its own: here `<id>-<8 hex>`, a new one each time.
+    const a = sb.clone()
+    const b = sb.clone({ workingDirectory: path.join(tmp, 'ws3') })
+    assert.match(a.id, /^agent-options-[0-9a-f]{8}$/)
+    assert.notEqual(a.id, b.id)
+    assert.equal(a.persistent, true)
+    const long = new NativeLocalSandbox({ id: 'x'.repeat(128), workingDirectory: path.join(tmp, 'ws4'), persistent: true })
+    assert.equal(long.clone().id.length, 128, 'within the 128 characters of an id')
   })
 })

@@ -7,7 +7,8 @@ export async function persistentSandbox(): Promise<void> {
   const sb = new NativeLocalSandbox({ id: 'dev-server', workingDirectory: './ws', persistent: true, timeoutMs: 600_000 })
   const persistent: boolean = sb.persistent
   const supervisor: number | undefined = sb.supervisorPid
-  const { outcome, supervisor: how } = await sb.start()
+  const { outcome } = await sb.start()
+  const how = sb.supervisor
   const started: 'created' | 'connected' = outcome
   const joined: 'started' | 'joined' | undefined = how
   const handle = await sb.processes.spawn('npm run dev')

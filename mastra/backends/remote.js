@@ -166,9 +166,7 @@ const remote = {
   /** A lost or detached supervisor is found or started again rather than reported running. */
   async start(sandbox, mastra, options) {
     if (sandbox.status === 'running' && (!sandbox._conn || sandbox._conn.lostError)) sandbox.status = 'stopped'
-    const running = sandbox.status === 'running'
-    const result = await mastra.start(options)
-    return result && { ...result, supervisor: running ? 'joined' : sandbox._supervisorStart }
+    return mastra.start(options)
   },
 
   /** The supervisor ends with its processes, then Mastra's stop, then the capture. */
