@@ -170,6 +170,15 @@ async function main() {
     consumer(node, 'consumer.mjs')
   }
   if (node22) consumer(node22, 'mastra.mjs')
+  check('the procvisor command is installed: node_modules/.bin/procvisor --help, and ls --json', () => {
+    const bin = path.join(tmp, 'node_modules', '.bin', 'procvisor')
+    const help = spawnSync(bin, ['--help'], { cwd: tmp, env, encoding: 'utf8' })
+    assert(help.status === 0 && /procvisor ls/.test(help.stdout), `--help: status ${help.status}, ${help.stderr}`)
+    const ls = spawnSync(bin, ['ls', '--json'], { cwd: tmp, env, encoding: 'utf8' })
+    assert(ls.status === 0 && Array.isArray(JSON.parse(ls.stdout)), `ls --json: status ${ls.status}, ${ls.stderr}`)
+    const usage = spawnSync(bin, ['frob'], { cwd: tmp, env, encoding: 'utf8' })
+    assert(usage.status === 2, `a usage error exits ${usage.status}`)
+  })
   for (const node of nodes) await readmeExamples(node, node === node22)
 
   if (tsReady && node22) {

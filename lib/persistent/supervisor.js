@@ -1,7 +1,7 @@
 'use strict'
-// lib/persistent/, the top layer: a persistent sandbox's supervisor process (here), its socket
-// protocol, and the client in the Node processes that attach (client.js). Requires lib/faces/,
-// lib/process/ and lib/native/; nothing else in lib/ requires it (mastra/ does).
+// lib/persistent/: a persistent sandbox's supervisor process (here), its socket protocol, and
+// the client in the Node processes that attach (client.js). Requires lib/faces/, lib/process/
+// and lib/native/; in lib/ only the command line (lib/cli/) requires it (mastra/ does too).
 //
 // The supervisor of one persistent sandbox: `node supervisor.js` with its config as JSON on
 // stdin, started detached by the first `start()` of a sandbox with `persistent: true` and found
@@ -118,7 +118,17 @@ const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', '
 
 /** The calls a client may make (checked by ./calls.js); no prototype, so no `constructor` or `__proto__`. */
 const ops = Object.assign(Object.create(null), {
-  info: () => ({ id: config.id, workingDirectory: config.workingDirectory, startedAt, expiresAt, pid: process.pid }),
+  info: () => ({
+    id: config.id,
+    workingDirectory: config.workingDirectory,
+    startedAt,
+    expiresAt,
+    pid: process.pid,
+    // Where its checkpoints are and which one a stop captures, so that any client (the command
+    // line too) can stop or destroy it as the sandbox would.
+    checkpointsDirectory: config.checkpointsDirectory ?? config.snapshot?.checkpointsDirectory ?? null,
+    snapshot: config.snapshot ?? null,
+  }),
 
   async spawn(client, a) {
     if (ending) throw new errors.ProcessManagerClosedError('The sandbox is stopping')

@@ -216,6 +216,7 @@ class SupervisorMethods {
       workingDirectory: path.resolve(this.workingDirectory),
       socketPath: socketPath(this.id),
       timeoutMs: this._timeoutMs,
+      checkpointsDirectory: this._checkpointsDirectory === undefined ? null : path.resolve(this._checkpointsDirectory),
       snapshot: this._snapshotOnStop ? { checkpointsDirectory: path.resolve(this._checkpointsDirectory), checkpointName: this._checkpointName } : null,
     }
   }

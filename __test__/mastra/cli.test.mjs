@@ -1,0 +1,197 @@
+// The `procvisor` command line against real persistent sandboxes, each started by a Node process
+// of its own that then exits: what the command line sees is what the supervisors serve.
+import { describe, it, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import { createRequire } from 'node:module'
+import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
+import { IMPORT, child, freshId, socketFor, sweep } from './persistent-common.mjs'
+import { privateSockets } from './backends.mjs'
+
+const require = createRequire(import.meta.url)
+const { ProcessManager } = require('../../index.js')
+
+privateSockets()
+const BIN = path.join(ROOT, 'bin/procvisor.js')
+const children = []
+const ids = []
+let tmp
+
+/** Runs `procvisor ...args`; resolves with its exit status, stdout and stderr. */
+function cli(...args) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { encoding: 'buffer', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      resolve({ status: error ? error.code : 0, stdout, out: stdout.toString(), err: stderr.toString() })
+    })
+  })
+}
+
+/** Starts sandbox `id` from a Node process of its own running `script` (after start()); resolves with what it printed. */
+async function startIn(id, script, options = '') {
+  ids.push(id)
+  const wd = path.join(tmp, id)
+  const c = child(
+    children,
+    `${IMPORT}const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, env: { PATH: process.env.PATH }${options} })
+await sb.start()
+${script}`,
+  )
+  const first = await c.first
+  await c.exited
+  return { ...first, wd }
+}
+
+before(() => {
+  tmp = tempDir('procvisor-cli-')
+})
+after(async () => {
+  for (const id of ids) await sweep(id)
+  for (const c of children) c.kill('SIGKILL')
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('procvisor, the command line', () => {
+  it('ls --json and ps --json list the sandboxes of other Node processes and their processes', async () => {
+    const a = freshId()
+    const b = freshId()
+    const first = await startIn(a, `const s = await sb.processes.spawn('sleep 60'); const e = await sb.processes.spawn('exit 3'); await e.wait()
+console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, supervisor: sb.supervisorPid }))`)
+    await startIn(b, `console.log(JSON.stringify({ supervisor: sb.supervisorPid }))`)
+
+    const ls = await cli('ls', '--json')
+    assert.equal(ls.status, 0, ls.err)
+    const listed = JSON.parse(ls.out)
+    const mine = listed.filter((s) => s.id === a || s.id === b)
+    assert.deepEqual(mine.map((s) => s.id).sort(), [a, b].sort())
+    const sa = mine.find((s) => s.id === a)
+    assert.equal(sa.workingDirectory, first.wd)
+    assert.equal(sa.supervisorPid, first.supervisor)
+    assert.equal(sa.processes, 2)
+    assert.ok(Date.parse(sa.expiresAt) > Date.parse(sa.startedAt))
+
+    const ps = await cli('ps', a, '--json')
+    assert.equal(ps.status, 0, ps.err)
+    const { id, processes } = JSON.parse(ps.out)
+    assert.equal(id, a)
+    const sleeping = processes.find((p) => p.pid === first.sleep)
+    assert.equal(sleeping.state, 'running')
+    assert.equal(sleeping.command, 'sleep 60')
+    assert.equal(sleeping.exitCode, undefined)
+    assert.ok(!Number.isNaN(Date.parse(sleeping.startedAt)))
+    const ended = processes.find((p) => p.pid === first.exited)
+    assert.deepEqual([ended.state, ended.exitCode], ['exited', 3])
+
+    const table = await cli('ls')
+    assert.match(table.out, new RegExp(`^ID\\s+SUPERVISOR.*\\n(.*\\n)*${a}\\s+${first.supervisor}\\s`, 'm'))
+  })
+
+  it('logs prints the bytes in order with a cursor, --since resumes exactly, --follow follows to the end', async () => {
+    const id = freshId()
+    // 400 numbered lines on stdout (a pause after the first 200), every tenth also on stderr.
+    const started = await startIn(
+      id,
+      `const p = await sb.processes.spawn('i=1; while [ $i -le 400 ]; do echo "out $i"; [ $((i % 10)) -eq 0 ] && echo "err $i" >&2; [ $i -eq 200 ] && sleep 1; i=$((i+1)); done')
+console.log(JSON.stringify({ pid: p.pid }))`,
+    )
+    const expected = Array.from({ length: 400 }, (_, i) => `out ${i + 1}\n`).join('')
+    await eventually(async () => (await cli('logs', id, started.pid, '--stdout')).out.includes('out 200\n'), 5000)
+    const head = await cli('logs', id, started.pid, '--stdout')
+    assert.equal(head.status, 0, head.err)
+    const cursor = /^cursor: (\S+)$/m.exec(head.err)[1]
+    const rest = await cli('logs', id, started.pid, '--stdout', '--follow', '--since', cursor)
+    assert.equal(rest.status, 0, rest.err)
+    assert.equal(head.out + rest.out, expected, 'no gap, no repeat')
+    assert.match(rest.err, /^cursor: \S+$/m)
+
+    const whole = await cli('logs', id, started.pid, '--stderr')
+    assert.equal(whole.out, '')
+    assert.equal(whole.err.replace(/^cursor: .*\n/m, ''), Array.from({ length: 40 }, (_, i) => `err ${(i + 1) * 10}\n`).join(''))
+
+    const bad = await cli('logs', id, started.pid, '--since', 'pvc1.garbage')
+    assert.equal(bad.status, 1)
+    assert.match(bad.err, /^procvisor: --since: invalid process cursor/)
+    assert.equal(bad.err.trim().split('\n').length, 1, 'one line')
+  })
+
+  it('kill, stop and destroy do what they say, and leave no process, socket or checkpoint behind', async () => {
+    const id = freshId()
+    const checkpoints = path.join(tmp, `${id}-checkpoints`)
+    const s = await startIn(
+      id,
+      `const a = await sb.processes.spawn('sleep 60'); const b = await sb.processes.spawn('sleep 61')
+await sb.executeCommand('echo kept > file.txt')
+console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid }))`,
+      `, snapshotOnStop: true, checkpointsDirectory: ${JSON.stringify(checkpoints)}`,
+    )
+    const killed = await cli('kill', id, s.a, '--signal', 'SIGKILL')
+    assert.equal(killed.status, 0, killed.err)
+    assert.equal(await eventually(() => !alive(Number(s.a)), 5000), true)
+    assert.equal(alive(Number(s.b)), true, 'only the one named')
+
+    const stopped = await cli('stop', id)
+    assert.equal(stopped.status, 0, stopped.err)
+    assert.equal(await eventually(() => !alive(Number(s.b)) && !alive(s.supervisor), 5000), true)
+    assert.equal(fs.existsSync(socketFor(id)), false, 'no socket left')
+    assert.equal(fs.readFileSync(path.join(checkpoints, id, 'file.txt'), 'utf8'), 'kept\n', 'captured as its own stop() would')
+
+    const again = await startIn(id, `console.log(JSON.stringify({ supervisor: sb.supervisorPid }))`, `, snapshotOnStop: true, checkpointsDirectory: ${JSON.stringify(checkpoints)}`)
+    const destroyed = await cli('destroy', id)
+    assert.equal(destroyed.status, 0, destroyed.err)
+    assert.equal(await eventually(() => !alive(again.supervisor), 5000), true)
+    assert.equal(fs.existsSync(socketFor(id)), false)
+    assert.equal(fs.existsSync(path.join(checkpoints, id)), false, 'its checkpoint deleted')
+    const gone = await cli('ps', id)
+    assert.deepEqual([gone.status, gone.err], [1, `procvisor: no running sandbox with id ${id} (procvisor ls lists them)\n`])
+  })
+
+  it('attach, under a pseudo-terminal, types into a shell, follows the window size, and detaches with Ctrl-]', async () => {
+    const id = freshId()
+    const s = await startIn(id, `const sh = await sb.processes.spawn('sh -i', { pty: true }); console.log(JSON.stringify({ pid: sh.pid }))`)
+    const pm = new ProcessManager({ workingDirectory: ROOT })
+    try {
+      const t = await pm.createTerminal({ command: [process.execPath, BIN, 'attach', id, s.pid], cols: 100, rows: 30, env: { PATH: process.env.PATH, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR } })
+      const screen = async () => (await t.getSnapshot()).lines.join('\n')
+      const shows = (re) => eventually(async () => re.test(await screen()), 10_000)
+      await shows(/#|\$/)
+      await t.write('echo $((6*7)); stty size\r')
+      assert.equal(await shows(/^42\s*$/m), true, await screen())
+      assert.equal(await shows(/^30 100\s*$/m), true, 'the window size of the attaching terminal')
+      await t.resize(90, 25)
+      await t.write('stty size\r')
+      assert.equal(await shows(/^25 90\s*$/m), true, 'and it follows a resize')
+      await t.write('\x1d')
+      const exit = await t.waitForExit()
+      assert.equal(exit.code, 0)
+      assert.equal(await shows(/\[detached from process/), true)
+      assert.equal(alive(Number(s.pid)), true, 'the shell runs on')
+    } finally {
+      await pm.close()
+    }
+    const notTty = await startIn(freshId(), `const p = await sb.processes.spawn('sleep 30'); console.log(JSON.stringify({ pid: p.pid, id: sb.id }))`)
+    const refused = await cli('attach', notTty.id, notTty.pid)
+    assert.deepEqual([refused.status, refused.err], [1, `procvisor: process ${notTty.pid} has no terminal (it was started without pty)\n`])
+  })
+
+  it('unknown names exit 1 with one line; usage errors exit 2; --help answers everywhere', async () => {
+    const unknown = await cli('ps', 'no-such-sandbox')
+    assert.deepEqual([unknown.status, unknown.err], [1, 'procvisor: no running sandbox with id no-such-sandbox (procvisor ls lists them)\n'])
+    const id = freshId()
+    await startIn(id, `console.log('{}')`)
+    const noPid = await cli('logs', id, '999999')
+    assert.deepEqual([noPid.status, noPid.err], [1, `procvisor: sandbox ${id} has no process 999999 (procvisor ps ${id} lists them)\n`])
+    for (const args of [['frob'], ['ls', 'extra'], ['ps'], ['logs', id, 'abc'], ['kill', id, '1', '--bogus'], ['ls', '--json=1']]) {
+      const r = await cli(...args)
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.err}`)
+      assert.match(r.err, /^procvisor: /)
+    }
+    const signal = await cli('kill', id, '1', '--signal', 'SIGNOPE')
+    assert.equal(signal.status, 1, 'the pid is checked first')
+    for (const args of [['--help'], [], ['ls', '--help'], ['logs', '-h'], ['attach', '--help']]) {
+      const r = await cli(...args)
+      assert.equal(r.status, 0)
+      assert.match(r.out, /procvisor/)
+    }
+  })
+})

@@ -1,0 +1,170 @@
+'use strict'
+// The commands of `procvisor` that ask a sandbox something or tell it to do something: ls, ps,
+// logs, kill, stop, destroy. Each returns the exit status; what it prints goes to `out`/`err`.
+
+const { binding } = require('../native/native')
+const errors = require('../native/errors')
+const { RemoteProcessView } = require('../persistent/handles')
+const { CliError, allSandboxes, openSandbox, processOf } = require('./sandboxes')
+const { table, when, waitWritable } = require('./print')
+
+/** What `ls --json` prints for one sandbox (the JS API's names). */
+async function sandboxInfo(conn) {
+  const s = conn.sandbox
+  const processes = await conn.call('list')
+  return {
+    id: s.id,
+    workingDirectory: s.workingDirectory,
+    supervisorPid: s.pid,
+    startedAt: new Date(s.startedAt).toISOString(),
+    expiresAt: new Date(s.expiresAt).toISOString(),
+    processes: processes.length,
+  }
+}
+
+async function ls(args, io) {
+  const conns = await allSandboxes()
+  try {
+    const infos = []
+    for (const conn of conns) infos.push(await sandboxInfo(conn))
+    if (args.json) {
+      io.out.write(`${JSON.stringify(infos, null, 2)}\n`)
+    } else if (infos.length === 0) {
+      io.out.write('no persistent sandboxes are running\n')
+    } else {
+      const rows = infos.map((i) => [i.id, String(i.supervisorPid), when(i.startedAt), when(i.expiresAt), String(i.processes), i.workingDirectory])
+      io.out.write(table(['ID', 'SUPERVISOR', 'STARTED', 'EXPIRES', 'PROCESSES', 'WORKING DIRECTORY'], rows))
+    }
+  } finally {
+    for (const conn of conns) conn.close()
+  }
+  return 0
+}
+
+/** One process as `ps --json` prints it: the Mastra face's pid, its state and its exit. */
+async function processRow(conn, listed) {
+  const status = await new RemoteProcessView(conn, listed.pid).status()
+  const row = { pid: listed.pid, state: status.state, command: listed.command, startedAt: status.startedAt }
+  if (status.cpuTimeMs !== undefined) row.cpuTimeMs = status.cpuTimeMs
+  if (listed.exitCode !== undefined) row.exitCode = listed.exitCode
+  else if (status.state === 'exited') row.exitCode = status.exit.code ?? null
+  return row
+}
+
+async function ps(args, io) {
+  const conn = await openSandbox(args.sandbox)
+  try {
+    const processes = []
+    for (const listed of await conn.call('list')) processes.push(await processRow(conn, listed))
+    if (args.json) {
+      io.out.write(`${JSON.stringify({ id: conn.sandbox.id, processes }, null, 2)}\n`)
+    } else if (processes.length === 0) {
+      io.out.write(`sandbox ${conn.sandbox.id} has no processes\n`)
+    } else {
+      const rows = processes.map((p) => [
+        p.pid,
+        p.state,
+        when(p.startedAt),
+        p.cpuTimeMs === undefined ? '-' : `${(p.cpuTimeMs / 1000).toFixed(2)}s`,
+        p.exitCode === undefined ? '-' : String(p.exitCode),
+        p.command,
+      ])
+      io.out.write(table(['PID', 'STATE', 'STARTED', 'CPU', 'EXIT', 'COMMAND'], rows))
+    }
+  } finally {
+    conn.close()
+  }
+  return 0
+}
+
+async function logs(args, io) {
+  const conn = await openSandbox(args.sandbox)
+  let cursor = args.since
+  const controller = new AbortController()
+  const onInt = () => controller.abort()
+  process.once('SIGINT', onInt)
+  try {
+    const view = await processOf(conn, args.pid)
+    let stream
+    try {
+      stream = await view.logs({ since: args.since, follow: args.follow, signal: controller.signal })
+    } catch (e) {
+      if (e instanceof errors.InvalidProcessCursorError) throw new CliError(`--since: ${e.message}`)
+      throw e
+    }
+    const hold = conn.hold()
+    try {
+      for await (const e of stream) {
+        if (e.cursor !== undefined) cursor = e.cursor
+        if (e.type === 'stdout' && args.streams.has('stdout')) await waitWritable(io.out, e.data)
+        else if (e.type === 'stderr' && args.streams.has('stderr')) await waitWritable(io.err, e.data)
+      }
+    } catch (e) {
+      if (!(e instanceof errors.ProcessAbortedError)) throw e
+    } finally {
+      hold()
+    }
+  } finally {
+    process.removeListener('SIGINT', onInt)
+    conn.close()
+  }
+  // A later `logs --since` goes on from here, without a gap or a repeat.
+  if (cursor !== undefined) io.err.write(`cursor: ${cursor}\n`)
+  return 0
+}
+
+async function kill(args, io) {
+  const conn = await openSandbox(args.sandbox)
+  try {
+    await processOf(conn, args.pid)
+    const sent = await conn.call('kill', { pid: String(args.pid), signal: args.signal })
+    io.out.write(sent === false ? `process ${args.pid} had already exited\n` : `sent ${typeof args.signal === 'number' ? `signal ${args.signal}` : args.signal ?? 'SIGTERM'} to process ${args.pid}\n`)
+  } finally {
+    conn.close()
+  }
+  return 0
+}
+
+/** Ends the supervisor and its processes; what is left of the sandbox is its config. */
+async function shutdown(conn, io, verb) {
+  const progress = io.err.isTTY ? (text) => io.err.write(`${text}\n`) : () => {}
+  const s = conn.sandbox
+  progress(`${verb} sandbox ${s.id}: ending its processes and its supervisor (pid ${s.pid})…`)
+  try {
+    await conn.call('shutdown')
+  } catch (e) {
+    // Its end closes the connection, sometimes before the reply is read.
+    if (!(e instanceof errors.SandboxSupervisorLostError)) throw e
+  }
+  conn.close()
+  return progress
+}
+
+async function stop(args, io) {
+  const conn = await openSandbox(args.sandbox)
+  const s = conn.sandbox
+  const progress = await shutdown(conn, io, 'stopping')
+  if (s.snapshot) {
+    // As the sandbox's own stop() does with snapshotOnStop: after the kill, nothing is writing.
+    progress(`capturing ${s.workingDirectory} as checkpoint ${s.snapshot.checkpointName}…`)
+    const report = await binding.captureCheckpoint(s.workingDirectory, s.snapshot.checkpointsDirectory, s.snapshot.checkpointName, s.id)
+    progress(`captured ${report.files} files (${report.bytes} bytes) in ${report.durationMs} ms`)
+  }
+  io.out.write(`stopped sandbox ${s.id}\n`)
+  return 0
+}
+
+async function destroy(args, io) {
+  const conn = await openSandbox(args.sandbox)
+  const s = conn.sandbox
+  const progress = await shutdown(conn, io, 'destroying')
+  if (s.checkpointsDirectory) {
+    // Only the checkpoints this id captured, as the sandbox's own destroy() deletes.
+    const removed = await binding.removeOwnedCheckpoints(s.checkpointsDirectory, s.id)
+    if (removed.length > 0) progress(`deleted checkpoints ${removed.join(', ')}`)
+  }
+  io.out.write(`destroyed sandbox ${s.id}\n`)
+  return 0
+}
+
+module.exports = { ls, ps, logs, kill, stop, destroy }

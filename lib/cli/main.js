@@ -1,0 +1,136 @@
+'use strict'
+// lib/cli/, the top layer: `procvisor`, the command line (bin/procvisor.js). Requires
+// lib/persistent/ and lib/native/; nothing in lib/ requires it.
+//
+// This user's persistent sandboxes, their processes, logs and terminals. Exit status: 0 done, 1
+// an error (one line on stderr), 2 a usage error.
+
+const { parseArgs } = require('node:util')
+const errors = require('../native/errors')
+
+/** A command line that does not say what to do: exit status 2. */
+class UsageError extends Error {}
+
+const COMMANDS = {
+  ls: {
+    usage: 'procvisor ls [--json]',
+    about: "Lists this user's persistent sandboxes: id, supervisor pid, started, expires, processes, working directory.",
+    positionals: [],
+    options: { json: { type: 'boolean' } },
+    run: (a, io) => require('./commands').ls(a, io),
+  },
+  ps: {
+    usage: 'procvisor ps <sandbox> [--json]',
+    about: "Lists a sandbox's processes: pid, state, started, CPU time, exit code, command.",
+    positionals: ['sandbox'],
+    options: { json: { type: 'boolean' } },
+    run: (a, io) => require('./commands').ps(a, io),
+  },
+  logs: {
+    usage: 'procvisor logs <sandbox> <pid> [--follow] [--since CURSOR] [--stdout] [--stderr]',
+    about:
+      "Prints a process's output bytes as they were written: stdout to stdout, stderr to stderr (--stdout or --stderr for one of them). " +
+      '--follow goes on until the process ends or Ctrl-C. The last cursor is printed to stderr at the end (`cursor: …`); --since CURSOR resumes after it.',
+    positionals: ['sandbox', 'pid'],
+    options: { follow: { type: 'boolean', short: 'f' }, since: { type: 'string' }, stdout: { type: 'boolean' }, stderr: { type: 'boolean' } },
+    run: (a, io) => require('./commands').logs(a, io),
+  },
+  attach: {
+    usage: 'procvisor attach <sandbox> <terminal>',
+    about:
+      "Attaches this terminal to a sandbox's terminal, or to a process started with `pty`: what you type goes to it, its screen comes here, " +
+      'and the window size follows yours. Ctrl-] detaches and leaves the program running.',
+    positionals: ['sandbox', 'terminal'],
+    options: {},
+    run: (a, io) => require('./attach').attach(a, io),
+  },
+  kill: {
+    usage: 'procvisor kill <sandbox> <pid> [--signal NAME|NUMBER]',
+    about: "Sends a signal (default SIGTERM) to a process's whole group.",
+    positionals: ['sandbox', 'pid'],
+    options: { signal: { type: 'string', short: 's' } },
+    run: (a, io) => require('./commands').kill(a, io),
+  },
+  stop: {
+    usage: 'procvisor stop <sandbox>',
+    about: 'Stops a sandbox: its processes and its supervisor end; with snapshotOnStop its working directory is captured first, as its own stop() does.',
+    positionals: ['sandbox'],
+    options: {},
+    run: (a, io) => require('./commands').stop(a, io),
+  },
+  destroy: {
+    usage: 'procvisor destroy <sandbox>',
+    about: 'Destroys a sandbox: stops it and deletes the checkpoints its id captured.',
+    positionals: ['sandbox'],
+    options: {},
+    run: (a, io) => require('./commands').destroy(a, io),
+  },
+}
+
+function help() {
+  const lines = ['procvisor: the persistent sandboxes of this user, their processes, logs and terminals.', '', 'Commands:']
+  for (const c of Object.values(COMMANDS)) lines.push(`  ${c.usage}`)
+  lines.push('', 'procvisor <command> --help says more. Exit status: 0 done, 1 an error, 2 a usage error.')
+  return `${lines.join('\n')}\n`
+}
+
+function commandHelp(c) {
+  return `usage: ${c.usage}\n\n${c.about}\n`
+}
+
+/** The command and its arguments, checked; UsageError for anything else. */
+function parse(argv) {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { help: help() }
+  const command = COMMANDS[name]
+  if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}`)
+  let parsed
+  try {
+    parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+  } catch (e) {
+    throw new UsageError(`${e.message.split('\n')[0]}\nusage: ${command.usage}`)
+  }
+  if (parsed.values.help) return { help: commandHelp(command) }
+  const { positionals } = parsed
+  if (positionals.length !== command.positionals.length) {
+    throw new UsageError(`${name} takes ${command.positionals.map((p) => `<${p}>`).join(' ') || 'no arguments'}\nusage: ${command.usage}`)
+  }
+  const args = { ...parsed.values }
+  command.positionals.forEach((p, i) => (args[p] = positionals[i]))
+  if (args.pid !== undefined && !/^[1-9][0-9]*$/.test(args.pid)) throw new UsageError(`<pid> must be a process id (a positive integer), not ${JSON.stringify(args.pid)}`)
+  if (args.signal !== undefined && /^[0-9]+$/.test(args.signal)) args.signal = Number(args.signal)
+  if (name === 'logs') args.streams = new Set(args.stdout || args.stderr ? [args.stdout && 'stdout', args.stderr && 'stderr'].filter(Boolean) : ['stdout', 'stderr'])
+  return { command, args }
+}
+
+/**
+ * Runs the command line `argv` (without node and the script); resolves with the exit status.
+ * `io`: `{ out, err }` streams (process.stdout and process.stderr by default).
+ */
+async function main(argv, io = { out: process.stdout, err: process.stderr }) {
+  let job
+  try {
+    job = parse(argv)
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e
+    io.err.write(`procvisor: ${e.message}\n`)
+    return 2
+  }
+  if (job.help) {
+    io.out.write(job.help)
+    return 0
+  }
+  try {
+    return await job.command.run(job.args, io)
+  } catch (e) {
+    // The reader of the output went away (`| head`): what it wanted, it had.
+    if (e && e.code === 'EPIPE') return 0
+    // A bad value given on the command line is a usage error; the rest are errors of the run.
+    const usage = e instanceof UsageError || e instanceof errors.InvalidProcessSignalError
+    const text = e && typeof e.message === 'string' ? e.message : String(e)
+    io.err.write(`procvisor: ${text.split('\n')[0]}\n`)
+    return usage ? 2 : 1
+  }
+}
+
+module.exports = { main, parse, UsageError }
