@@ -29,7 +29,7 @@ use tokio::sync::watch;
 pub struct Process {
     pub id: String,
     /// The root of the current run (a service's changes at each restart).
-    pid: AtomicU32,
+    pub(super) pid: AtomicU32,
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub started_at_ms: u64,
@@ -39,24 +39,24 @@ pub struct Process {
     /// What a service runs again, and when (`restart`); `None` for a process that runs once.
     pub(crate) service: Option<(SpawnSpec, RestartPolicy)>,
     /// When the current run started, for the policy's `resetAfterMs`.
-    run_started: Mutex<std::time::Instant>,
+    pub(super) run_started: Mutex<std::time::Instant>,
     /// The root's pidfd until it is reaped: the root is signalled through it when it has left its
     /// group, and it can never name another process.
-    root: Mutex<Option<Arc<OwnedFd>>>,
+    pub(super) root: Mutex<Option<Arc<OwnedFd>>>,
     pub(crate) output: Output,
     state: watch::Sender<State>,
-    stdin: Mutex<Arc<Stdin>>,
+    pub(super) stdin: Mutex<Arc<Stdin>>,
     /// Set once the group is empty: readers take what is buffered and stop waiting for writers
     /// outside the group.
     pub(super) drain: watch::Sender<bool>,
     /// The cgroup that contains the whole tree, when the manager contains by cgroup, until it is
     /// given back: a signal sent after that must not reach the cgroup's next tree.
-    cgroup: Mutex<Option<Cgroup>>,
-    cgroup_dir: Mutex<Option<PathBuf>>,
+    pub(super) cgroup: Mutex<Option<Cgroup>>,
+    pub(super) cgroup_dir: Mutex<Option<PathBuf>>,
     /// CPU time and memory peak of the tree, recorded when its cgroup is removed.
     usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
     /// The master of its terminal, for a process on one, until the root is reaped.
-    terminal: Mutex<Option<OwnedFd>>,
+    pub(super) terminal: Mutex<Option<OwnedFd>>,
     has_terminal: bool,
     /// Callbacks waiting for a state (`when`), run by the update that reaches it.
     waiters: Mutex<Vec<Waiter>>,
@@ -69,24 +69,6 @@ pub enum SignalIntent {
     Plain,
     /// A kill: the outcome is `killed` when the root has not exited yet.
     Kill,
-}
-
-/// Whether a signal sent through a handle ends a service for good: a kill, or any signal whose
-/// default action ends a process. Those that only stop, continue or inform (SIGCONT, SIGWINCH,
-/// …) leave it running, as they leave a process.
-fn ends_service(signal: i32, intent: SignalIntent) -> bool {
-    intent == SignalIntent::Kill
-        || ![
-            libc::SIGCHLD,
-            libc::SIGCONT,
-            libc::SIGSTOP,
-            libc::SIGTSTP,
-            libc::SIGTTIN,
-            libc::SIGTTOU,
-            libc::SIGURG,
-            libc::SIGWINCH,
-        ]
-        .contains(&signal)
 }
 
 /// A callback waiting for the state to satisfy its predicate.
@@ -218,15 +200,8 @@ impl Process {
         let lasted = self.run_started.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
         self.update(|s| {
             s.root_exit = Some(exit);
-            // Whether this run's end brings the next one is decided once, as the root exits:
-            // a kill or a timeout from now on still ends the service (`halt`).
             if let Some((_, policy)) = &self.service {
-                if lasted.as_secs_f64() * 1000.0 >= policy.reset_after_ms {
-                    s.restarts = 0;
-                }
-                let wanted = s.stop.is_none() && !s.halt && s.outcome().is_some_and(|o| policy.wants(&o));
-                s.restart_next = wanted && s.restarts < policy.max_restarts;
-                s.gave_up = wanted && !s.restart_next;
+                super::service::decide(policy, s, lasted);
             }
         });
         self.stdin().shut();
@@ -296,35 +271,6 @@ impl Process {
         self.stdin.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// A service's next run takes the place of the last one: its root, stdin, terminal and
-    /// cgroup, and a lifecycle that starts again (the count, the policy's verdicts and a `halt`
-    /// asked for meanwhile stay). Returns whether the service was halted meanwhile, so that the
-    /// caller ends the run it has just launched.
-    pub(crate) fn begin_run(&self, root: &mut Launched, cgroup: Option<Cgroup>) -> bool {
-        let (pid, pidfd, stdin, terminal) = (root.pid, root.pidfd.clone(), root.stdin.take(), root.terminal.take());
-        *self.run_started.lock().unwrap_or_else(|e| e.into_inner()) = std::time::Instant::now();
-        self.pid.store(pid, Ordering::Relaxed);
-        *self.root.lock().unwrap_or_else(|e| e.into_inner()) = pidfd;
-        *self.stdin.lock().unwrap_or_else(|e| e.into_inner()) =
-            Arc::new(Stdin::start(pid, self.stdin_mode, stdin, terminal.is_some()));
-        *self.terminal.lock().unwrap_or_else(|e| e.into_inner()) = terminal;
-        *self.cgroup_dir.lock().unwrap_or_else(|e| e.into_inner()) = cgroup.as_ref().map(|cg| cg.dir.clone());
-        *self.cgroup.lock().unwrap_or_else(|e| e.into_inner()) = cgroup;
-        self.drain.send_replace(false);
-        let mut halted = false;
-        self.update(|s| {
-            s.root_exit = None;
-            s.stop = None;
-            s.outputs_done = false;
-            s.group_empty = false;
-            s.tree_empty = false;
-            s.restart_next = false;
-            s.backoff = false;
-            halted = s.halt;
-        });
-        halted
-    }
-
     /// The `cgroup.events` of its cgroup, open, while it has one (see `Cgroup::events`). Not
     /// kept by the process itself: an exited process that is kept holds no descriptor.
     pub(crate) fn cgroup_events(&self) -> Option<Arc<OwnedFd>> {
@@ -387,7 +333,7 @@ impl Process {
         if self.state.borrow().is_done() {
             return false;
         }
-        if self.service.is_some() && ends_service(signal, intent) {
+        if self.service.is_some() && super::service::ends_service(signal, intent) {
             let mut waiting = false;
             self.update(|s| {
                 s.halt = true;

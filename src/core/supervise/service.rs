@@ -7,13 +7,19 @@
 use crate::core::error::CoreError;
 use crate::core::exit::StopReason;
 use crate::core::launch::command::Containment;
+use crate::core::launch::restart::RestartPolicy;
+use crate::core::launch::spawn::Launched;
 use crate::core::output::log::{EventBody, Stream};
 use crate::core::supervise::process::{Process, SignalIntent};
 use crate::core::supervise::state::State;
+use crate::core::supervise::stdin::Stdin;
 use crate::core::supervise::supervisor::{contain, reads};
+use crate::core::tree::cgroup::Cgroup;
 use crate::core::{launch::spawn, tree::watchdog};
 use std::os::fd::OwnedFd;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -93,4 +99,64 @@ pub(super) fn failed(p: &Process, e: &CoreError) {
     let line = format!("procvisor: restart {} could not be launched: {e}\n", p.state().restarts);
     p.output.push(Stream::Stderr, line.as_bytes());
     p.update(|s| s.halt = true);
+}
+
+/// Whether the run whose root has just exited brings the next one. Decided once, as the root
+/// exits: a kill or a timeout from then on still ends the service (`halt`).
+pub(super) fn decide(policy: &RestartPolicy, s: &mut State, lasted: Duration) {
+    if lasted.as_secs_f64() * 1000.0 >= policy.reset_after_ms {
+        s.restarts = 0;
+    }
+    let wanted = s.stop.is_none() && !s.halt && s.outcome().is_some_and(|o| policy.wants(&o));
+    s.restart_next = wanted && s.restarts < policy.max_restarts;
+    s.gave_up = wanted && !s.restart_next;
+}
+
+/// Whether a signal sent through a handle ends a service for good: a kill, or any signal whose
+/// default action ends a process. Those that only stop, continue or inform (SIGCONT, SIGWINCH,
+/// …) leave it running, as they leave a process.
+pub(super) fn ends_service(signal: i32, intent: SignalIntent) -> bool {
+    intent == SignalIntent::Kill
+        || ![
+            libc::SIGCHLD,
+            libc::SIGCONT,
+            libc::SIGSTOP,
+            libc::SIGTSTP,
+            libc::SIGTTIN,
+            libc::SIGTTOU,
+            libc::SIGURG,
+            libc::SIGWINCH,
+        ]
+        .contains(&signal)
+}
+
+impl Process {
+    /// A service's next run takes the place of the last one: its root, stdin, terminal and
+    /// cgroup, and a lifecycle that starts again (the count, the policy's verdicts and a `halt`
+    /// asked for meanwhile stay). Returns whether the service was halted meanwhile, so that the
+    /// caller ends the run it has just launched.
+    pub(crate) fn begin_run(&self, root: &mut Launched, cgroup: Option<Cgroup>) -> bool {
+        let (pid, pidfd, stdin, terminal) = (root.pid, root.pidfd.clone(), root.stdin.take(), root.terminal.take());
+        *self.run_started.lock().unwrap_or_else(|e| e.into_inner()) = std::time::Instant::now();
+        self.pid.store(pid, Ordering::Relaxed);
+        *self.root.lock().unwrap_or_else(|e| e.into_inner()) = pidfd;
+        *self.stdin.lock().unwrap_or_else(|e| e.into_inner()) =
+            Arc::new(Stdin::start(pid, self.stdin_mode, stdin, terminal.is_some()));
+        *self.terminal.lock().unwrap_or_else(|e| e.into_inner()) = terminal;
+        *self.cgroup_dir.lock().unwrap_or_else(|e| e.into_inner()) = cgroup.as_ref().map(|cg| cg.dir.clone());
+        *self.cgroup.lock().unwrap_or_else(|e| e.into_inner()) = cgroup;
+        self.drain.send_replace(false);
+        let mut halted = false;
+        self.update(|s| {
+            s.root_exit = None;
+            s.stop = None;
+            s.outputs_done = false;
+            s.group_empty = false;
+            s.tree_empty = false;
+            s.restart_next = false;
+            s.backoff = false;
+            halted = s.halt;
+        });
+        halted
+    }
 }
