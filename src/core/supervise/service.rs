@@ -35,13 +35,21 @@ pub(super) async fn backoff(
     let st = p.state();
     let exit = st.outcome().unwrap_or_default();
     let attempt = st.restarts + 1;
-    // In the log before the count changes: a follower that sees the new count finds the event.
-    p.output.note(EventBody::Restart { attempt, exit });
+    // A halt that came as the run ended (after the last look of its supervision) ends it here,
+    // before a restart is announced that would never come.
+    let mut announced = false;
     p.update(|s| {
-        s.restarts = attempt;
-        s.backoff = true;
-        s.last_exit = Some(exit);
+        if !s.halt {
+            s.restarts = attempt;
+            s.backoff = true;
+            s.last_exit = Some(exit);
+            announced = true;
+        }
     });
+    if !announced {
+        return false;
+    }
+    p.output.note(EventBody::Restart { attempt, exit });
     let until = Instant::now() + policy.gap(attempt);
     loop {
         if changes.borrow_and_update().halt {
