@@ -82,6 +82,15 @@ const examples = [
     },
   },
   {
+    file: 'dev-server.mjs',
+    mastra: false,
+    async run(node, project) {
+      const port = await freePort()
+      const out = run(node, project, this.file, [], { PORT: String(port) })
+      expectLines(out, [/^ok$/m, /^restart 1 after exit 1$/m, /^running 1 1$/m, /^ended 15 1$/m], this.file)
+    },
+  },
+  {
     file: 'terminal.mjs',
     mastra: false,
     async run(node, project) {

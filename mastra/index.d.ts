@@ -31,7 +31,7 @@ import type {
   SandboxStartOptions,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, TerminalOptions } from '../index'
+import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, RestartOptions, TerminalOptions } from '../index'
 import type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
 export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
@@ -61,7 +61,8 @@ export interface NativeHandle extends ProcvisorProcessHandle {}
  * - `stdout` / `stderr`, truncation fields, listeners, `reader` / `writer`: Mastra's base class,
  *   fed incrementally (a UTF-8 character split across two reads arrives whole).
  * - `wait()`: resolves after the process exited and all its output was delivered; the same
- *   result every call.
+ *   result every call. For a service (spawned with `restart`): once it ended for good, with its
+ *   last run's exit, plus `restarts` and `gaveUp`.
  */
 export declare class NativeProcessHandle extends ProcessHandle {
   /** @internal Created by {@link NativeProcessManager.spawn}. */
@@ -102,7 +103,7 @@ export declare class NativeProcessHandle extends ProcessHandle {
     onStderr?: (data: string) => void
     /** Aborting kills the process (SIGKILL to the group); the wait then settles with its result. */
     abortSignal?: AbortSignal
-  }): Promise<CommandResult>
+  }): Promise<CommandResult & { restarts?: number; gaveUp?: boolean }>
 }
 
 /**
@@ -153,6 +154,14 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
        * its size. See procvisor's `TerminalOptions`.
        */
       pty?: boolean | TerminalOptions
+      /**
+       * procvisor extension: run it again when it ends, with backoff (a service; see procvisor's
+       * `RestartOptions`), e.g. `{ policy: 'on-failure', maxRestarts: 5 }` for a dev server. In a
+       * persistent sandbox its supervisor restarts it with nobody attached. The handle's `pid`
+       * stays the first run's (its key for `get()`); `nativeHandle.status()` has the current
+       * `pid`, `restarts`, `lastExit` and `state: 'backoff'` between runs.
+       */
+      restart?: RestartOptions
     },
   ): Promise<NativeProcessHandle>
   /**

@@ -18,7 +18,7 @@ import type {
   StaleProcessHandleError,
 } from './errors'
 import type { ProcessManager } from './manager'
-import type { ProcessLimits, ProcessSignal, TerminalOptions } from './options'
+import type { ProcessLimits, ProcessSignal, RestartOptions, TerminalOptions } from './options'
 import type {
   Process,
   ProcessExit,
@@ -78,6 +78,12 @@ export interface SpawnProcessOptions {
    * `command` is then only the label shown by `list()`. Used for isolation wrappers.
    */
   argv?: readonly string[]
+  /**
+   * Runs it again when it ends, with backoff (a service; see {@link RestartOptions}). The
+   * handle's `pid` stays the first run's (it is the handle's key); `status().pid` is the current
+   * run's. `wait()` resolves when the service ends for good.
+   */
+  restart?: RestartOptions
 }
 
 /** What {@link ProcessManager.list} returns per tracked handle. */
@@ -124,6 +130,10 @@ export interface CommandResult {
   command?: string
   /** The arguments; part of Mastra's `CommandResult`, not set by {@link ProcessHandle.wait}. */
   args?: string[]
+  /** A service (spawned with `restart`): its restarts; the rest of the result is its last run's. */
+  restarts?: number
+  /** A service: `true` when it ended because `maxRestarts` was reached. */
+  gaveUp?: boolean
 }
 
 /** Options of {@link ProcessHandle.wait}. */

@@ -53,6 +53,31 @@ type WithoutSig<S> = S extends `SIG${infer Name}` ? Name : never
  */
 export type ProcessSignal = number | NodeJS.Signals | WithoutSig<NodeJS.Signals>
 
+/**
+ * The `restart` option of `exec()` and `spawn()`: the process becomes a service, run again when
+ * a run ends, as its policy says. Between two runs the whole tree of the first (its cgroup, or
+ * its process group) is gone: what a run's root leaves behind is killed with the root's exit.
+ * The next run is the same command, cwd, env and options, on the same handle: `status()` reports
+ * `restarts`, the current `pid`, `lastExit`, and `state: 'backoff'` while it waits; `logs()` has a
+ * `restart` event between runs; listeners see every run. `kill()` (any signal that ends a
+ * process), the `timeout` (it bounds the whole service), `close()` and a sandbox's `stop()` end it
+ * for good. Gap n before restart n is `min(initial × factor^(n-1), max)`. A bad value is an
+ * {@link InvalidProcessOptionError} naming the field, before anything runs.
+ */
+export interface RestartOptions {
+  /** `'on-failure'`: after a non-zero exit or a signal only. `'always'`: after every end, exit 0 too. */
+  policy: 'on-failure' | 'always'
+  /**
+   * Restarts allowed (an integer ≥ 0; default 5). When the policy asks for one more, the service
+   * ends with its last run's exit and `gaveUp: true`.
+   */
+  maxRestarts?: number
+  /** The wait before each restart, in milliseconds: `initial` (100), growing by `factor` (2, at least 1) up to `max` (30000). */
+  backoffMs?: { initial?: number; max?: number; factor?: number }
+  /** A run that lasted this many milliseconds starts the count again (default 60000). */
+  resetAfterMs?: number
+}
+
 /** Constructor options of {@link ProcessManager}. */
 export interface ProcessManagerOptions {
   /**

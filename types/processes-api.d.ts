@@ -20,7 +20,7 @@ import type {
   StaleProcessHandleError,
 } from './errors'
 import type { ProcessManager } from './manager'
-import type { ProcessLimits, ProcessSignal, TerminalOptions } from './options'
+import type { ProcessLimits, ProcessSignal, RestartOptions, TerminalOptions } from './options'
 
 /** argv: the executable, then its arguments, each passed as is (no shell). */
 export type ProcessCommand = readonly [executable: string, ...args: string[]]
@@ -52,6 +52,8 @@ export interface ExecOptions {
    * arrives as stdout (`\n` as `\r\n`, typed input echoed). `true` for 80×24 `xterm-256color`.
    */
   pty?: boolean | TerminalOptions
+  /** Runs it again when it ends, with backoff (a service; see {@link RestartOptions}). */
+  restart?: RestartOptions
 }
 
 /** How the root process ended (the outcome of the group is its root's). */
@@ -62,6 +64,10 @@ export interface ProcessExit {
   signal?: number
   /** `true` when the `timeout` option ended the process. */
   timedOut: boolean
+  /** From {@link Process.waitForExit} of a service (launched with `restart`): its restarts. */
+  restarts?: number
+  /** From {@link Process.waitForExit} of a service: it ended because `maxRestarts` was reached. */
+  gaveUp?: boolean
 }
 
 
@@ -81,6 +87,12 @@ interface ProcessStatusBase {
   cpuTimeMs?: number
   /** Peak memory of the tree in bytes, where the cgroup's memory controller is enabled. */
   memoryPeakBytes?: number
+  /** A service (launched with `restart`): its restarts so far (since a run that lasted `resetAfterMs`). */
+  restarts?: number
+  /** A service: how the last run that ended, ended (once one has). */
+  lastExit?: ProcessExit
+  /** A service that has exited: `true` when it ended because `maxRestarts` was reached. */
+  gaveUp?: boolean
 }
 
 /**
@@ -92,6 +104,10 @@ export type ProcessStatus =
   | (ProcessStatusBase & {
       /** The root is alive, or a process of its group still is. */
       state: 'running'
+    })
+  | (ProcessStatusBase & {
+      /** A service between two runs, waiting out its backoff; `pid` is the last run's. */
+      state: 'backoff'
     })
   | (ProcessStatusBase & {
       /** The root has exited and its group is empty. */
@@ -172,6 +188,19 @@ export type ProcessLogEvent =
       timestamp: string
       /** The raw bytes, as read (a chunk may end inside a line or a UTF-8 character). */
       data: Uint8Array
+    }
+  | /** A service's run ended and the next one follows, after its backoff. */
+    {
+      /** Between two runs of a service (launched with `restart`). */
+      type: 'restart'
+      /** The restart's number: 1 for the first. */
+      attempt: number
+      /** How the run that ended, ended. */
+      exit: ProcessExit
+      /** This event's position; pass it as `since` to resume after it. */
+      cursor: string
+      /** When the run's tree was gone, as an ISO 8601 string. */
+      timestamp: string
     }
   | /** The last event: the process tree is gone. The stream closes after it. */
     {

@@ -119,3 +119,23 @@ export function exitedBeforeDetail(e: unknown): string | undefined {
   }
   return undefined
 }
+
+export async function services(pm: ProcessManager): Promise<void> {
+  const restart = { policy: 'on-failure', maxRestarts: 3, backoffMs: { initial: 100, max: 5000, factor: 2 }, resetAfterMs: 60_000 } as const
+  const p: Process = await pm.exec(['node', 'server.js'], { restart })
+  const st: ProcessStatus = await p.status()
+  if (st.state === 'backoff') void st.pid
+  const count: number | undefined = st.restarts
+  const last: number | undefined = st.lastExit?.code
+  for await (const e of await p.logs()) if (e.type === 'restart') void [e.attempt, e.exit.code, e.cursor]
+  const exit = await p.waitForExit()
+  const gaveUp: boolean | undefined = exit.gaveUp
+  const h: ProcessHandle = await pm.spawn('npm run dev', { restart: { policy: 'always' } })
+  const r: CommandResult = await h.wait()
+  const restarts: number | undefined = r.restarts
+  // @ts-expect-error the policy is 'on-failure' or 'always'
+  await pm.exec(['x'], { restart: { policy: 'sometimes' } })
+  // @ts-expect-error a policy is required
+  await pm.spawn('x', { restart: { maxRestarts: 2 } })
+  void [count, last, gaveUp, restarts]
+}

@@ -23,9 +23,9 @@ class Process extends ProcessView {
     return this._core.id
   }
 
-  /** The OS pid of the root process (also its process group id). */
+  /** The OS pid of the root process (also its process group id); a service's current run's. */
   get pid() {
-    return this._core.pid
+    return this._core.currentPid
   }
 
   /**

@@ -42,6 +42,7 @@ const CALLS = {
     timeout: 'number?',
     stdinMode: 'string?',
     pty: 'any',
+    restart: 'any',
     maxRetainedBytes: 'retention?',
   },
   list: {},

@@ -152,7 +152,7 @@ const ops = Object.assign(Object.create(null), {
         return (this._view ||= new CoreProcessHandle(this.core))
       },
     }
-    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty }
+    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty, restart: a.restart }
     const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
     // Held at the first byte from the launch on, as for a reader: the spawning client is sent
     // every byte from there, and the hold then follows the clients that read (feed.js).

@@ -22,6 +22,8 @@ class ProcessCore {
     this.native = native
     this.command = meta.command
     this.manager = meta.manager
+    /** Launched with `restart`: a service, whose root (and pid) changes at each restart. */
+    this.service = meta.service === true
     this._argv = undefined
     this._id = undefined
     this._pid = undefined
@@ -60,10 +62,18 @@ class ProcessCore {
     return this.native.timeoutMs
   }
 
-  /** The root's pid; read once, as `id` (each read is a call across the boundary). */
+  /**
+   * The first root's pid; read once, as `id` (each read is a call across the boundary). A
+   * Mastra handle keeps it as its key; a service's current root is `currentPid`.
+   */
   get pid() {
     if (this._pid === undefined) this._pid = this.native.pid
     return this._pid
+  }
+
+  /** The pid of the current root: a service's changes at each restart. */
+  get currentPid() {
+    return this.service ? this.native.pid : this.pid
   }
 
   /** Throws StaleProcessHandleError once the manager that launched it is closed. */
@@ -210,7 +220,8 @@ function launch(face, request, meta, listeners = [], holdForReader = false) {
   // One reaction, not an `async` function: each `await` on the launch's path is a promise and
   // a microtask of the JS thread's, between the child's exec and the caller's continuation.
   return launched.then((native) => {
-    core = new ProcessCore(native, meta)
+    const o = request.options
+    core = new ProcessCore(native, o !== null && typeof o === 'object' && o.restart != null ? { ...meta, service: true } : meta)
     if (holdForReader) holdUntilNextTurn(core)
     if (wake) {
       core.pumping = true

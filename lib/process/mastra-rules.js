@@ -44,7 +44,13 @@ function ending(exit, { timeoutMs, lifetimeMs } = {}) {
     killed: exitCode === 128 || timedOut,
     timedOut,
     note: exit.timedOut ? timeoutNote(timeoutMs) : byLifetime ? lifetimeNote(lifetimeMs) : '',
+    ...service(exit),
   }
+}
+
+/** A service's count and whether it gave up, as its end carries them (nothing for a process launched without `restart`). */
+function service(exit) {
+  return exit.restarts === undefined || exit.restarts === null ? {} : { restarts: exit.restarts, gaveUp: exit.gaveUp === true }
 }
 
 /**
@@ -60,6 +66,7 @@ function commandResult(end, stdout, stderr) {
     executionTimeMs: end.executionTimeMs,
     killed: end.killed === true,
     timedOut: end.timedOut === true,
+    ...service(end),
   }
 }
 

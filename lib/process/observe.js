@@ -40,8 +40,17 @@ function status(core) {
   const st = native.state()
   const base = { id: native.id, pid: native.pid, command: core.argv, cwd: core.cwd, startedAt: iso(native.startedAtMs) }
   addUsage(base, native)
-  if (!st.done) return { state: 'running', ...base }
-  return { state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }
+  if (!st.done) return addService({ state: st.backoff ? 'backoff' : 'running', ...base }, st)
+  return addService({ state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }, st)
+}
+
+/** A service's count, its last run's exit and, once it ended, whether it gave up. */
+function addService(out, st) {
+  if (st.restarts === undefined || st.restarts === null) return out
+  out.restarts = st.restarts
+  if (st.lastExit) out.lastExit = toExit(st.lastExit)
+  if (st.done) out.gaveUp = st.gaveUp
+  return out
 }
 
 /** CPU time and memory peak of the tree, where its cgroup measures them. */
@@ -66,7 +75,12 @@ async function waitForExit(native, opts) {
       onTimeout: () => new errors.ProcessWaitTimeoutError(`process ${native.id} did not exit within ${timeout}ms; it keeps running`),
     },
   )
-  return toExit(st.exit)
+  const exit = toExit(st.exit)
+  if (st.restarts !== undefined && st.restarts !== null) {
+    exit.restarts = st.restarts
+    exit.gaveUp = st.gaveUp
+  }
+  return exit
 }
 
 /**
@@ -102,6 +116,7 @@ function logEvent(e) {
   if (e.kind === 'stdout' || e.kind === 'stderr') {
     return { type: e.kind, cursor: e.cursor, timestamp, data: new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength) }
   }
+  if (e.kind === 'restart') return { type: 'restart', attempt: e.attempt, exit: toExit(e.exit), cursor: e.cursor, timestamp }
   return { type: 'terminal', state: 'exited', cursor: e.cursor, timestamp, exit: toExit(e.exit) }
 }
 
@@ -310,7 +325,7 @@ async function waitForLog(native, pattern, opts) {
         if (match !== null) return { stream: e.kind, text: w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w, match, cursor: e.cursor }
         // Keep a window large enough for a match that spans chunks.
         windows[e.kind] = w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w
-      } else {
+      } else if (e.kind === 'exited') {
         throw exitedBefore(errors.ProcessExitedBeforeLogError, native, e.exit, `its output matched ${String(pattern)}`)
       }
     }

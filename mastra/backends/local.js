@@ -106,6 +106,7 @@ const local = {
       stdinMode: stdinModeOf(o.stdinMode),
       maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
       pty: o.pty,
+      restart: o.restart,
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
     const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment())

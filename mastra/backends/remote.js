@@ -94,6 +94,7 @@ const remote = {
       timeout: o.timeout ? o.timeout : undefined,
       stdinMode: stdinModeOf(o.stdinMode),
       pty: o.pty,
+      restart: o.restart,
       maxRetainedBytes: toWire(o.maxRetainedBytes),
     }
     await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer, { spawned: true })))

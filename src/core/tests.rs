@@ -50,5 +50,6 @@ mod launch;
 mod lending;
 mod lifecycle;
 mod output;
+mod service;
 mod stdin;
 mod terminal;

@@ -39,6 +39,14 @@ pub struct NativeState {
     pub ended_at_ms: Option<f64>,
     /// Fractional milliseconds from spawn to `finished`.
     pub finished_after_ms: Option<f64>,
+    /// A service's restarts so far; `undefined` for a process launched without `restart`.
+    pub restarts: Option<u32>,
+    /// A service waiting for its next run.
+    pub backoff: bool,
+    /// How the last run that ended, ended (a service's previous run, while the next one runs).
+    pub last_exit: Option<NativeExit>,
+    /// A service whose policy asked for a restart its count no longer allowed.
+    pub gave_up: bool,
 }
 
 impl From<State> for NativeState {
@@ -51,6 +59,10 @@ impl From<State> for NativeState {
             exit: s.done.map(Into::into),
             ended_at_ms: s.ended_at_ms.map(|v| v as f64),
             finished_after_ms: s.finished_after_ms,
+            restarts: s.service.then_some(s.restarts),
+            backoff: s.backoff,
+            last_exit: s.done.or(s.last_exit).map(Into::into),
+            gave_up: s.gave_up,
         }
     }
 }
@@ -68,6 +80,10 @@ pub struct NativeFinish {
     pub timed_out: bool,
     /// Fractional milliseconds from spawn to the end.
     pub after_ms: f64,
+    /// A service's restarts (absent for a process launched without `restart`).
+    pub restarts: Option<u32>,
+    /// A service that gave up: its policy asked for a restart beyond `maxRestarts`.
+    pub gave_up: Option<bool>,
 }
 
 impl NativeFinish {
@@ -78,6 +94,8 @@ impl NativeFinish {
             signal: e.and_then(|e| e.signal),
             timed_out: e.is_some_and(ExitInfo::timed_out),
             after_ms: st.finished_after_ms.unwrap_or(0.0),
+            restarts: st.service.then_some(st.restarts),
+            gave_up: st.service.then_some(st.gave_up),
         }
     }
 }

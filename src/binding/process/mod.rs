@@ -145,7 +145,7 @@ impl NativeProcess {
     /// The OS pid of the root, which is also the process group id.
     #[napi(getter)]
     pub fn pid(&self) -> u32 {
-        self.inner.pid
+        self.inner.pid()
     }
 
     /// The argv that was launched (for a shell command: `/bin/sh`, `-c`, the command).

@@ -50,13 +50,16 @@ pub struct NativeChunk {
 #[napi(object, object_from_js = false)]
 pub struct NativeLogEvent {
     pub seq: f64,
-    /// "stdout" | "stderr" | "exited"
+    /// "stdout" | "stderr" | "restart" | "exited"
     #[napi(ts_type = "string")]
     pub kind: EventKind,
     pub at_ms: f64,
     pub cursor: String,
     pub data: Option<JsBytes>,
+    /// The ended run's exit (a `restart`), or the process's (`exited`).
     pub exit: Option<NativeExit>,
+    /// The restart's number, for a `restart` (1 for the first).
+    pub attempt: Option<u32>,
 }
 
 #[napi(object, object_from_js = false)]
@@ -108,6 +111,7 @@ impl ToNapiValue for Stream {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     Output(Stream),
+    Restart,
     Exited,
 }
 
@@ -116,6 +120,7 @@ impl EventKind {
     fn name(self) -> &'static str {
         match self {
             EventKind::Output(s) => s.as_str(),
+            EventKind::Restart => "restart",
             EventKind::Exited => "exited",
         }
     }
@@ -129,11 +134,20 @@ impl ToNapiValue for EventKind {
 }
 
 pub(super) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
-    let (kind, data, exit) = match e.body {
-        EventBody::Output(s, b) => (EventKind::Output(s), Some(JsBytes(b)), None),
-        EventBody::Exited(x) => (EventKind::Exited, None, Some(x.into())),
+    let (kind, data, exit, attempt) = match e.body {
+        EventBody::Output(s, b) => (EventKind::Output(s), Some(JsBytes(b)), None, None),
+        EventBody::Restart { attempt, exit } => (EventKind::Restart, None, Some(exit.into()), Some(attempt)),
+        EventBody::Exited(x) => (EventKind::Exited, None, Some(x.into()), None),
     };
-    NativeLogEvent { seq: e.seq as f64, kind, at_ms: e.at_ms as f64, cursor: cursor::encode(id, e.seq), data, exit }
+    NativeLogEvent {
+        seq: e.seq as f64,
+        kind,
+        at_ms: e.at_ms as f64,
+        cursor: cursor::encode(id, e.seq),
+        data,
+        exit,
+        attempt,
+    }
 }
 
 fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {

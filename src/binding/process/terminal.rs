@@ -34,7 +34,7 @@ impl NativeProcess {
     /// What the process's terminal shows now, rendered from its output.
     #[napi]
     pub fn snapshot(&self, env: &Env) -> napi::Result<NativeSnapshot> {
-        let s = self.inner.output.snapshot().ok_or_else(|| js_error(env, CoreError::NoTerminal(self.inner.pid)))?;
+        let s = self.inner.output.snapshot().ok_or_else(|| js_error(env, CoreError::NoTerminal(self.inner.pid())))?;
         Ok(NativeSnapshot {
             cols: s.cols as u32,
             rows: s.rows as u32,

@@ -79,6 +79,8 @@ pub struct SpawnSpec {
     /// Keep the terminal's screen (for snapshots): a terminal emulator fed with every byte, which
     /// costs more CPU per byte than the rest of the output path, so only the Terminals API has it.
     pub screen: bool,
+    /// Run again when a run ends, as the policy says (a service); `None` runs once.
+    pub restart: Option<crate::core::launch::restart::RestartPolicy>,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 1000;

@@ -1,5 +1,5 @@
 //! From a launch request to a running child: what the request's values mean (`request`, with the
-//! rule for each value in `options`), what to run and how, checked (`command`), the clone and
+//! rule for each value in `options`, and of a service's `restart` in `restart`), what to run and how, checked (`command`), the clone and
 //! exec of the child (`spawn`, one file per platform under `spawn/`), the pseudo-terminal of a
 //! child on a terminal (`pty`), and the thread that makes launches off the JS thread and the
 //! runtime's workers (`launcher`).
@@ -13,4 +13,5 @@ pub mod launcher;
 pub mod options;
 pub mod pty;
 pub mod request;
+pub mod restart;
 pub mod spawn;

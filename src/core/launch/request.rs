@@ -144,6 +144,16 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
             spec.env.push(("TERM".into(), p.term.clone()));
         }
     }
+    spec.restart = match (face, o.get("restart")) {
+        (Face::Terminal, Value::Undefined) => None,
+        (Face::Terminal, _) => {
+            return Err(CoreError::invalid_option(
+                "restart",
+                "createTerminal has no restart: a terminal is interactive, not a service",
+            ))
+        }
+        (_, v) => crate::core::launch::restart::parse(v)?,
+    };
     spec.containment = match req.get("containment") {
         Value::String(c) if c == "cgroup" => Containment::Cgroup,
         _ => Containment::ProcessGroup,

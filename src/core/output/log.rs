@@ -49,6 +49,11 @@ impl Stream {
 pub enum EventBody {
     Output(Stream, Bytes),
     Exited(ExitInfo),
+    /// A service's run ended as `exit` and restart number `attempt` follows (after its backoff).
+    Restart {
+        attempt: u32,
+        exit: ExitInfo,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +130,7 @@ impl OutputLog {
         if self.closed {
             return None;
         }
-        if !matches!(body, EventBody::Output(..)) {
+        if matches!(body, EventBody::Exited(..)) {
             self.closed = true;
         }
         let seq = self.next_seq;

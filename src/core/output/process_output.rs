@@ -116,6 +116,11 @@ impl Output {
 
     /// Appends the terminal event; nothing is appended after it.
     pub fn close(&self, body: EventBody) {
+        self.note(body);
+    }
+
+    /// Appends an event that is not output (a service's restart, or the terminal event).
+    pub fn note(&self, body: EventBody) {
         let seq = self.texts().log.append(body);
         if let Some(seq) = seq {
             self.seq.send_replace(seq);

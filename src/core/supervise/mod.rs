@@ -1,6 +1,7 @@
 //! One process from its launch to its end, as its handles see it: the shared handle with its
 //! signals and stdin (`process`, `stdin`), the reading of its pipes (`reader`, `pipe`), the one
-//! task that decides when it is over (`supervisor`), the lifecycle its waiters see (`state`),
+//! task that decides when it is over (`supervisor`), the runs after the first of a service
+//! (`service`), the lifecycle its waiters see (`state`),
 //! every live process of this OS process (`registry`), and the readiness probes of `waitForPort`
 //! (`readiness`).
 //!
@@ -11,6 +12,7 @@ pub mod process;
 pub mod reader;
 pub mod readiness;
 pub mod registry;
+pub mod service;
 pub mod state;
 pub mod stdin;
 pub mod supervisor;

@@ -8,6 +8,7 @@
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::exit::StopReason;
 use crate::core::launch::command::{SpawnSpec, StdinMode};
+use crate::core::launch::restart::RestartPolicy;
 use crate::core::launch::spawn::Launched;
 use crate::core::output::log::{now_ms, LogRead, Stream};
 use crate::core::output::process_output::Output;
@@ -20,37 +21,42 @@ use crate::core::tree::reaper;
 use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
 pub struct Process {
     pub id: String,
-    pub pid: u32,
+    /// The root of the current run (a service's changes at each restart).
+    pub(super) pid: AtomicU32,
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub started_at_ms: u64,
     started: std::time::Instant,
     pub owner: u64,
     pub stdin_mode: StdinMode,
-    group: ProcessGroup,
+    /// What a service runs again, and when (`restart`); `None` for a process that runs once.
+    pub(crate) service: Option<(SpawnSpec, RestartPolicy)>,
+    /// When the current run started, for the policy's `resetAfterMs`.
+    pub(super) run_started: Mutex<std::time::Instant>,
     /// The root's pidfd until it is reaped: the root is signalled through it when it has left its
     /// group, and it can never name another process.
-    root: Mutex<Option<Arc<OwnedFd>>>,
+    pub(super) root: Mutex<Option<Arc<OwnedFd>>>,
     pub(crate) output: Output,
     state: watch::Sender<State>,
-    stdin: Stdin,
+    pub(super) stdin: Mutex<Arc<Stdin>>,
     /// Set once the group is empty: readers take what is buffered and stop waiting for writers
     /// outside the group.
     pub(super) drain: watch::Sender<bool>,
     /// The cgroup that contains the whole tree, when the manager contains by cgroup, until it is
     /// given back: a signal sent after that must not reach the cgroup's next tree.
-    cgroup: Mutex<Option<Cgroup>>,
-    pub(crate) cgroup_dir: Option<PathBuf>,
+    pub(super) cgroup: Mutex<Option<Cgroup>>,
+    pub(super) cgroup_dir: Mutex<Option<PathBuf>>,
     /// CPU time and memory peak of the tree, recorded when its cgroup is removed.
     usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
     /// The master of its terminal, for a process on one, until the root is reaped.
-    terminal: Mutex<Option<OwnedFd>>,
+    pub(super) terminal: Mutex<Option<OwnedFd>>,
     has_terminal: bool,
     /// Callbacks waiting for a state (`when`), run by the update that reaches it.
     waiters: Mutex<Vec<Waiter>>,
@@ -70,7 +76,7 @@ type Waiter = (fn(&State) -> bool, Box<dyn FnOnce(State) + Send>);
 
 impl std::fmt::Debug for Process {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Process").field("id", &self.id).field("pid", &self.pid).finish()
+        f.debug_struct("Process").field("id", &self.id).field("pid", &self.pid()).finish()
     }
 }
 
@@ -80,14 +86,15 @@ impl Process {
         let (pid, pidfd, stdin, terminal) = (root.pid, root.pidfd.clone(), root.stdin.take(), root.terminal.take());
         Process {
             id,
-            pid,
+            pid: AtomicU32::new(pid),
             argv: spec.argv.clone(),
             cwd: spec.cwd.clone(),
             started_at_ms: now_ms(),
             started: std::time::Instant::now(),
             owner,
             stdin_mode: spec.stdin,
-            group: ProcessGroup::new(pid as i32),
+            service: spec.restart.map(|policy| (spec.clone(), policy)),
+            run_started: Mutex::new(std::time::Instant::now()),
             root: Mutex::new(pidfd),
             output: Output::new(
                 spec.log_max_bytes,
@@ -95,10 +102,10 @@ impl Process {
                 spec.retain_bytes,
                 spec.pty.as_ref().filter(|_| spec.screen).map(|p| (p.cols, p.rows)),
             ),
-            state: watch::channel(State::default()).0,
-            stdin: Stdin::start(pid, spec.stdin, stdin, terminal.is_some()),
+            state: watch::channel(State { service: spec.restart.is_some(), ..State::default() }).0,
+            stdin: Mutex::new(Arc::new(Stdin::start(pid, spec.stdin, stdin, terminal.is_some()))),
             drain: watch::channel(false).0,
-            cgroup_dir: cgroup.as_ref().map(|cg| cg.dir.clone()),
+            cgroup_dir: Mutex::new(cgroup.as_ref().map(|cg| cg.dir.clone())),
             cgroup: Mutex::new(cgroup),
             usage: Mutex::new(None),
             has_terminal: terminal.is_some(),
@@ -125,11 +132,26 @@ impl Member for Process {
 }
 
 impl Process {
+    /// The root's pid: of the current run, for a service.
+    pub fn pid(&self) -> u32 {
+        self.pid.load(Ordering::Relaxed)
+    }
+
+    fn group(&self) -> ProcessGroup {
+        ProcessGroup::new(self.pid() as i32)
+    }
+
+    /// The cgroup of the current run, while it has one.
+    pub(crate) fn cgroup_dir(&self) -> Option<PathBuf> {
+        self.cgroup_dir.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     pub(crate) fn update(&self, f: impl FnOnce(&mut State)) {
         let elapsed = self.started.elapsed().as_secs_f64() * 1000.0;
         self.state.send_modify(|s| {
             f(s);
-            if s.finished.is_none() && s.root_exit.is_some() && s.outputs_done {
+            // A run that the next one follows is not the end of a service.
+            if s.finished.is_none() && s.root_exit.is_some() && s.outputs_done && !s.restarting() {
                 s.finished = s.outcome();
                 s.finished_after_ms = Some(elapsed);
             }
@@ -175,8 +197,14 @@ impl Process {
 
     pub(crate) fn root_reaped(&self, exit: RootExit) {
         self.root.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.update(|s| s.root_exit = Some(exit));
-        self.stdin.shut();
+        let lasted = self.run_started.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
+        self.update(|s| {
+            s.root_exit = Some(exit);
+            if let Some((_, policy)) = &self.service {
+                super::service::decide(policy, s, lasted);
+            }
+        });
+        self.stdin().shut();
         self.terminal.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
@@ -205,6 +233,7 @@ impl Process {
             if s.stop.is_none() && s.done.is_none() && (reason == StopReason::Timeout || s.root_exit.is_none()) {
                 s.stop = Some(reason);
             }
+            s.halt = true;
         });
         self.send(signal)
     }
@@ -212,25 +241,34 @@ impl Process {
     /// `signal` to the group, and to the root itself should it have left the group. True when it
     /// reached some process.
     pub(crate) fn send(&self, signal: i32) -> bool {
-        let group = self.group.signal(signal);
+        // Between a service's runs its last pid names nothing of ours any more.
+        if self.state.borrow().backoff {
+            return false;
+        }
+        let pgid = self.group();
+        let group = pgid.signal(signal);
         let root = self.root.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let root = match root {
             // The root is still unreaped, so its pid cannot have been reused: its group is its own.
             // SAFETY: getpgid is a plain query.
-            Some(fd) if unsafe { libc::getpgid(self.pid as libc::pid_t) } != self.group.pgid => {
+            Some(fd) if unsafe { libc::getpgid(pgid.pgid as libc::pid_t) } != pgid.pgid => {
                 reaper::pidfd_signal(&fd, signal)
             }
             _ => false,
         };
         // On a terminal, a job-control shell puts its jobs in process groups of their own; they
         // are still of the session the root leads.
-        let session = self.has_terminal && crate::core::tree::group::signal_session(self.group.pgid, signal);
+        let session = self.has_terminal && crate::core::tree::group::signal_session(pgid.pgid, signal);
         let tree = match self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             Some(cg) if signal == libc::SIGKILL => cg.kill(),
             Some(cg) => cg.signal(signal),
             None => false,
         };
         group || root || session || tree
+    }
+
+    fn stdin(&self) -> Arc<Stdin> {
+        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The `cgroup.events` of its cgroup, open, while it has one (see `Cgroup::events`). Not
@@ -295,6 +333,17 @@ impl Process {
         if self.state.borrow().is_done() {
             return false;
         }
+        if self.service.is_some() && super::service::ends_service(signal, intent) {
+            let mut waiting = false;
+            self.update(|s| {
+                s.halt = true;
+                waiting = s.backoff;
+            });
+            // Between two runs there is nothing to signal: the service ends where it is.
+            if waiting {
+                return true;
+            }
+        }
         match intent {
             SignalIntent::Kill => self.stop(StopReason::Kill, signal),
             SignalIntent::Plain => self.send(signal),
@@ -331,22 +380,22 @@ impl Process {
 
     /// Writes to stdin; resolves once written. Ordered with other writes.
     pub async fn write_stdin(&self, data: Bytes) -> CoreResult<()> {
-        self.stdin.write(data, self.exited_code()).await
+        self.stdin().write(data, self.exited_code()).await
     }
 
     /// Sends EOF once everything written before has been written. Idempotent.
     pub async fn close_stdin(&self) -> CoreResult<()> {
-        self.stdin.close(self.exited_code()).await
+        self.stdin().close(self.exited_code()).await
     }
 
     /// Sets the terminal's window size; the kernel sends SIGWINCH to its foreground group.
     pub fn resize(&self, cols: u16, rows: u16) -> CoreResult<()> {
         if !self.has_terminal {
-            return Err(CoreError::NoTerminal(self.pid));
+            return Err(CoreError::NoTerminal(self.pid()));
         }
         let guard = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
         let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
-            return Err(CoreError::AlreadyExited { pid: self.pid, code: self.exited_code().unwrap_or(0) });
+            return Err(CoreError::AlreadyExited { pid: self.pid(), code: self.exited_code().unwrap_or(0) });
         };
         // Before the kernel's size: a refused size changes nothing, for the program or the screen.
         if self.output.has_screen() {
@@ -366,15 +415,15 @@ impl Process {
     pub fn interrupt(&self) -> CoreResult<bool> {
         use std::os::fd::AsRawFd;
         if !self.has_terminal {
-            return Err(CoreError::NoTerminal(self.pid));
+            return Err(CoreError::NoTerminal(self.pid()));
         }
         let guard = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
         let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
-            return Err(CoreError::AlreadyExited { pid: self.pid, code: self.exited_code().unwrap_or(0) });
+            return Err(CoreError::AlreadyExited { pid: self.pid(), code: self.exited_code().unwrap_or(0) });
         };
         // SAFETY: plain queries and a signal; a foreground group of 0 or 1 is never signalled.
         let fg = unsafe { libc::tcgetpgrp(master.as_raw_fd()) };
-        let fg = if fg > 1 { fg } else { self.pid as i32 };
+        let fg = if fg > 1 { fg } else { self.pid() as i32 };
         Ok(unsafe { libc::killpg(fg, libc::SIGINT) } == 0)
     }
 }

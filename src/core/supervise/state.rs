@@ -28,12 +28,32 @@ pub struct State {
     /// The outcome as of *done*, frozen then: what the Processes API reports.
     pub done: Option<ExitInfo>,
     pub ended_at_ms: Option<u64>,
+    // A service (a launch with `restart`) only:
+    /// It was launched with `restart`.
+    pub service: bool,
+    /// Restarts so far (since a run that lasted the policy's `resetAfterMs`).
+    pub restarts: u32,
+    /// Waiting for the next run.
+    pub backoff: bool,
+    /// How the last run that ended, ended.
+    pub last_exit: Option<ExitInfo>,
+    /// The policy asked for a restart its count no longer allowed: the service gave up.
+    pub gave_up: bool,
+    /// The current run's end brings the next one, unless `halt` comes first.
+    pub restart_next: bool,
+    /// A kill, a timeout or a terminating signal: no run follows.
+    pub halt: bool,
 }
 
 impl State {
     /// The outcome if the process ended now.
     pub fn outcome(&self) -> Option<ExitInfo> {
         self.root_exit.map(|r| ExitInfo { code: r.code, signal: r.signal, stop: self.stop })
+    }
+
+    /// The current run's end is not the end: the next run follows it.
+    pub fn restarting(&self) -> bool {
+        self.restart_next && !self.halt
     }
 
     pub fn is_finished(&self) -> bool {

@@ -18,6 +18,7 @@ use crate::core::exit::StopReason;
 use crate::core::launch::command::{Containment, SpawnSpec};
 use crate::core::output::log::{now_ms, EventBody, Stream};
 use crate::core::supervise::process::Process;
+use crate::core::supervise::service;
 use crate::core::supervise::state::RootExit;
 use crate::core::tree::cgroup::{self, Cgroup};
 use crate::core::tree::cgroup_watch;
@@ -99,18 +100,9 @@ pub fn launch(
         // On a terminal everything arrives as stdout; stderr is complete, and empty, from the start.
         proc.output.end_stream(Stream::Stderr);
     }
-    let p = proc.clone();
     // The readers outlive the supervision when a process outside the group still holds a pipe
     // (the process is over once its group is empty); the task ends when all three have.
-    let reads = async move {
-        let err = async {
-            if let Some(fd) = stderr {
-                p.read_stream(fd, Stream::Stderr).await;
-            }
-        };
-        tokio::join!(p.read_stream(stdout, Stream::Stdout), err);
-        p.update(|s| s.outputs_done = true);
-    };
+    let reads = reads(proc.clone(), stdout, stderr);
     let timeout = spec.timeout_ms.map(Duration::from_millis);
     let grace = Duration::from_millis(spec.grace_ms);
     let supervision = supervise(proc.clone(), launched.pidfd, timeout, grace, listed);
@@ -120,8 +112,21 @@ pub fn launch(
     Ok((proc, run))
 }
 
+/// Reads a run's pipes into the process's output to their end.
+pub(super) fn reads(p: Arc<Process>, stdout: OwnedFd, stderr: Option<OwnedFd>) -> impl Future<Output = ()> + Send {
+    async move {
+        let err = async {
+            if let Some(fd) = stderr {
+                p.read_stream(fd, Stream::Stderr).await;
+            }
+        };
+        tokio::join!(p.read_stream(stdout, Stream::Stdout), err);
+        p.update(|s| s.outputs_done = true);
+    }
+}
+
 /// An empty cgroup for a launch to join.
-fn contain(spec: &SpawnSpec) -> CoreResult<Cgroup> {
+pub(super) fn contain(spec: &SpawnSpec) -> CoreResult<Cgroup> {
     let failed =
         |reason: String, errno: Option<i32>| CoreError::SpawnFailed { program: spec.argv[0].clone(), reason, errno };
     let parent = cgroup::parent().map_err(|why| failed(format!("no cgroup to contain it: {why}"), None))?;
@@ -138,7 +143,8 @@ fn root_exit(status: std::io::Result<std::process::ExitStatus>) -> RootExit {
 
 type Waiting = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Runs the process to its end. Spawned once per process, right after the launch.
+/// Runs the process to its end. Spawned once per process, right after the launch. A service
+/// (a launch with `restart`) is run again here, as its policy says, until a run's end is its end.
 async fn supervise(
     p: Arc<Process>,
     pidfd: Option<Arc<OwnedFd>>,
@@ -146,11 +152,57 @@ async fn supervise(
     grace: Duration,
     listed: Option<watchdog::Entry>,
 ) {
-    let group = ProcessGroup::new(p.pid as i32);
+    // The deadline bounds the service, not each run: a timeout ends it for good.
     let mut deadline = timeout.map(|t| Instant::now() + t);
     let mut kill_at: Option<Instant> = None;
     let mut changes = p.subscribe_state();
-    let exit = reaper::wait(p.pid, pidfd);
+    let (mut pidfd, mut listed) = (pidfd, listed);
+    loop {
+        let over = run(&p, pidfd.take(), &mut changes, &mut deadline, &mut kill_at, grace).await;
+        // The whole tree of the run is gone: the next one finds its port, its files, free.
+        p.release_cgroup();
+        if let Some(entry) = listed.take() {
+            watchdog::unregister(entry);
+        }
+        if over || !service::backoff(&p, &mut changes, &mut deadline).await {
+            break;
+        }
+        match service::relaunch(&p) {
+            Ok((fd, entry)) => (pidfd, listed) = (fd, entry),
+            Err(e) => service::failed(&p, &e),
+        }
+        if p.state().is_finished() {
+            break;
+        }
+    }
+    let outcome = p.state().outcome().unwrap_or_default();
+    p.output.close(EventBody::Exited(outcome));
+    // Out of the live count before `done` is seen: a waiter settled by that update may look at
+    // the count at once.
+    let others = registry::remove(&p.id, launcher::busy_at());
+    p.update(|s| {
+        s.done = Some(outcome);
+        s.ended_at_ms = Some(now_ms());
+        s.backoff = false;
+    });
+    // What waited for the end is settled: a program that launches one process after another is
+    // about to launch the next.
+    launcher::stand_by(others);
+}
+
+/// Supervises one run to the end of its tree. True when that is the end of the process; false
+/// when the next run follows (the policy asked for it and nothing halted the service).
+async fn run(
+    p: &Arc<Process>,
+    pidfd: Option<Arc<OwnedFd>>,
+    changes: &mut tokio::sync::watch::Receiver<crate::core::supervise::state::State>,
+    deadline: &mut Option<Instant>,
+    kill_at: &mut Option<Instant>,
+    grace: Duration,
+) -> bool {
+    let pid = p.pid();
+    let group = ProcessGroup::new(pid as i32);
+    let exit = reaper::wait(pid, pidfd);
     tokio::pin!(exit);
     let mut reaped = false;
     // The process group's emptiness ends the wait for the pipes (whatever holds them outside the
@@ -163,8 +215,8 @@ async fn supervise(
     loop {
         // Marks the state seen, so that `changed()` below waits for the next change.
         let st = changes.borrow_and_update().clone();
-        if st.is_finished() && st.tree_empty {
-            break;
+        if st.tree_empty && (st.is_finished() || (st.restarting() && st.outputs_done)) {
+            return st.is_finished();
         }
         tokio::select! {
             status = &mut exit, if !reaped => {
@@ -174,7 +226,8 @@ async fn supervise(
                 // cgroup when it has one (escapees included), else its process group. Most trees
                 // end with their root, so look once now, before setting up any wait: the same
                 // first look each wait makes, without a turn of this loop per answer.
-                let tree = p.cgroup_dir.clone().zip(p.cgroup_events());
+                let dir = p.cgroup_dir();
+                let tree = dir.clone().zip(p.cgroup_events());
                 // Every member of the group was born in the tree's cgroup: an empty cgroup
                 // answers for the group too.
                 let over = match &tree {
@@ -184,7 +237,13 @@ async fn supervise(
                 if over {
                     p.tree_ended();
                 } else {
-                    group_left = Some(Box::pin(liveness::wait_empty(group, p.cgroup_dir.clone())));
+                    // A service's run is its root's life: what the root left behind goes with
+                    // it, rather than be waited for, so that the next run finds its port and its
+                    // files free, and a service that ended leaves nothing.
+                    if p.service.is_some() {
+                        p.send(libc::SIGKILL);
+                    }
+                    group_left = Some(Box::pin(liveness::wait_empty(group, dir)));
                     if let Some((dir, events)) = tree {
                         group_is_tree = false;
                         tree_left = Some(Box::pin(async move { cgroup_watch::wait_empty(&dir, &events).await }));
@@ -203,32 +262,15 @@ async fn supervise(
                 p.tree_emptied();
             }
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
-                deadline = None;
+                *deadline = None;
                 p.stop(StopReason::Timeout, libc::SIGTERM);
-                kill_at = Some(Instant::now() + grace);
+                *kill_at = Some(Instant::now() + grace);
             }
             _ = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
-                kill_at = None;
+                *kill_at = None;
                 p.send(libc::SIGKILL);
             }
             _ = changes.changed() => {}
         }
     }
-    let outcome = p.state().outcome().unwrap_or_default();
-    p.output.close(EventBody::Exited(outcome));
-    // The loop ends on a tree seen empty.
-    p.release_cgroup();
-    if let Some(entry) = listed {
-        watchdog::unregister(entry);
-    }
-    // Out of the live count before `done` is seen: a waiter settled by that update may look at
-    // the count at once.
-    let others = registry::remove(&p.id, launcher::busy_at());
-    p.update(|s| {
-        s.done = Some(outcome);
-        s.ended_at_ms = Some(now_ms());
-    });
-    // What waited for the end is settled: a program that launches one process after another is
-    // about to launch the next.
-    launcher::stand_by(others);
 }

@@ -99,7 +99,7 @@ async fn a_child_that_cannot_be_born_in_its_cgroup_joins_it_before_it_runs() {
     refuse.with(|r| r.set(false));
     let st = within(Duration::from_secs(5), p.wait_done(None)).await;
     assert_eq!(st.done.unwrap().code, 0);
-    let dir = p.cgroup_dir.clone().expect("a contained process has a cgroup");
+    let dir = p.cgroup_dir().expect("a contained process has a cgroup");
     let leaf = dir.file_name().unwrap().to_str().unwrap().to_string();
     let text = p.retained_text(Stream::Stdout);
     let line = text.lines().find(|l| l.starts_with("0::")).expect("a cgroup v2 line");

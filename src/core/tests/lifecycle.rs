@@ -34,7 +34,7 @@ async fn timeout_escalates_to_sigkill_for_a_child_ignoring_sigterm() {
     assert!(exit.timed_out());
     assert_eq!(exit.signal, Some(libc::SIGKILL));
     assert!(t0.elapsed() < Duration::from_secs(2));
-    assert!(!has_live_member(p.pid as i32));
+    assert!(!has_live_member(p.pid() as i32));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,7 +77,7 @@ async fn many_processes_are_reaped_without_zombies() {
     let procs: Vec<_> = (0..100).map(|_| start(sh("exit 0"))).collect();
     for p in &procs {
         within(Duration::from_secs(10), p.wait_done(None)).await;
-        assert!(!std::path::Path::new(&format!("/proc/{}", p.pid)).exists() || !alive(p.pid as i32));
+        assert!(!std::path::Path::new(&format!("/proc/{}", p.pid())).exists() || !alive(p.pid() as i32));
     }
 }
 
@@ -92,7 +92,7 @@ async fn a_timeout_bounds_the_group_after_the_root_exits() {
         let st = within(Duration::from_secs(10), p.wait_done(None)).await;
         assert!(st.done.unwrap().timed_out(), "{script}: {st:?}");
         assert!(t0.elapsed() < Duration::from_secs(10));
-        assert!(!has_live_member(p.pid as i32));
+        assert!(!has_live_member(p.pid() as i32));
     }
 }
 
@@ -116,7 +116,7 @@ async fn a_root_that_left_its_group_is_still_signalled() {
     let mine = unsafe { libc::getpgrp() };
     let moved = within(Duration::from_secs(5), async {
         loop {
-            if unsafe { libc::getpgid(p.pid as i32) } == mine {
+            if unsafe { libc::getpgid(p.pid() as i32) } == mine {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
