@@ -13,6 +13,7 @@ const { LifetimeMethods } = require('./lifetime.js')
 const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
+const { SandboxTerminals } = require('./terminals.js')
 
 
 /** Adds the methods of `from` (a class of methods that use no `super`) to `Class`, as its own. */
@@ -46,6 +47,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
+      /** Programs on terminals of their own, started and ended with the sandbox (terminals.js). */
+      this.terminals = new SandboxTerminals(this)
       /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
       this._procvisorOptions = o
       this._timeoutMs = lifecycle.timeoutMs ?? undefined
