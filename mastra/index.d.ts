@@ -37,6 +37,8 @@ export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError,
 export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 import type { SandboxTerminals } from './terminals'
 export type { SandboxTerminals, SandboxTerminalOptions } from './terminals'
+export { createProcessTools } from './tools'
+export type { ProcessTools, ProcessToolShapes, ProcessToolsOptions, TerminalScreenResult, EndedBeforeWait } from './tools'
 
 /**
  * procvisor's API of the process under a {@link NativeProcessHandle} (its `nativeHandle`), the

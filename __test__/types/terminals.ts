@@ -17,3 +17,22 @@ export async function sandboxTerminals(): Promise<void> {
   const out: ReadableStream<ProcessLogEvent> = await t.output({ since: undefined })
   void [again, all, row, out]
 }
+
+export async function processTools(): Promise<void> {
+  const { Workspace } = await import('@mastra/core/workspace')
+  const { createProcessTools } = await import('procvisor/mastra')
+  const workspace = new Workspace({ sandbox: new NativeLocalSandbox({ workingDirectory: './ws' }) })
+  const tools = createProcessTools(workspace, { maxLogBytes: 8192, quietMs: 200 })
+  const id: 'mastra_workspace_read_logs' = tools.mastra_workspace_read_logs.id
+  const write = tools.mastra_workspace_terminal_write
+  void [id, write, createProcessTools(workspace.sandbox as NativeLocalSandbox)]
+}
+
+export async function agentWithProcessTools(): Promise<void> {
+  const { Agent } = await import('@mastra/core/agent')
+  const { Workspace } = await import('@mastra/core/workspace')
+  const { createProcessTools } = await import('procvisor/mastra')
+  const workspace = new Workspace({ sandbox: new NativeLocalSandbox({ workingDirectory: './ws' }) })
+  const agent = new Agent({ id: 'ops', name: 'ops', instructions: 'x', model: 'openai/gpt-5', workspace, tools: { ...createProcessTools(workspace) } })
+  void agent
+}
