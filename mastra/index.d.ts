@@ -35,6 +35,10 @@ import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, RestartOpt
 import type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
 export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
+import type { SandboxTerminals } from './terminals'
+export type { SandboxTerminals, SandboxTerminalOptions } from './terminals'
+export { createProcessTools } from './tools'
+export type { ProcessTools, ProcessToolShapes, ProcessToolsOptions, TerminalScreenResult, EndedBeforeWait } from './tools'
 
 /**
  * procvisor's API of the process under a {@link NativeProcessHandle} (its `nativeHandle`), the
@@ -235,6 +239,11 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * tracked processes.
    */
   readonly processes: NativeProcessManager<MastraLocalSandbox>
+  /**
+   * Programs on terminals of their own, started like the sandbox's processes and ended with it;
+   * in a persistent sandbox kept by its supervisor. See {@link SandboxTerminals}.
+   */
+  readonly terminals: SandboxTerminals
   /**
    * The maximum lifetime from `start()` in milliseconds, if one was given; with `persistent`,
    * always set (300000 unless given).

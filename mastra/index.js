@@ -29,6 +29,7 @@ const {
 const { defineMastraClasses } = require('./define-classes.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
 const { requireFromApplication } = require('../lib/mastra/application.js')
+const { defineProcessTools } = require('./tools/index.js')
 
 /** The error of an application without a usable @mastra/core (the other errors pass as they are). */
 function mastraMissing(err) {
@@ -54,8 +55,30 @@ function load() {
   return classes
 }
 
+let createTools
+/**
+ * Mastra tools for the sandbox's processes and terminals, made with the application's own
+ * `createTool` and zod (tools/index.js); loaded on the first call.
+ */
+function createProcessTools(workspace, options) {
+  if (!createTools) {
+    let tools, z, prefix
+    try {
+      tools = requireFromApplication('@mastra/core/tools')
+      prefix = requireFromApplication('@mastra/core/workspace').WORKSPACE_TOOLS_PREFIX
+      z = requireFromApplication('zod').z
+    } catch (err) {
+      throw mastraMissing(err)
+    }
+    createTools = defineProcessTools({ createTool: tools.createTool, z, prefix: prefix ?? 'mastra_workspace' })
+  }
+  return createTools(workspace, options)
+}
+
 module.exports = {
   defineMastraClasses,
+  defineProcessTools,
+  createProcessTools,
   mastraMissing,
   shellQuote,
   SandboxSupervisorLostError,

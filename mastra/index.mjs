@@ -5,14 +5,28 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { defineMastraClasses, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./index.js')
+const { defineMastraClasses, defineProcessTools, mastraMissing, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } = require('./index.js')
 const { importFromApplication } = require('../lib/mastra/application.js')
 
+// The tools' modules load beside the classes' (all at once); without them only
+// createProcessTools fails, when it is called.
+const toolModules = Promise.all([importFromApplication('@mastra/core/tools'), importFromApplication('zod')])
+toolModules.catch(() => {})
 let workspace
 try {
   workspace = await importFromApplication('@mastra/core/workspace')
 } catch (err) {
   throw mastraMissing(err)
+}
+let makeTools
+try {
+  const [tools, zod] = await toolModules
+  makeTools = defineProcessTools({ createTool: tools.createTool, z: zod.z, prefix: workspace.WORKSPACE_TOOLS_PREFIX ?? 'mastra_workspace' })
+} catch (err) {
+  const missing = mastraMissing(err)
+  makeTools = () => {
+    throw missing
+  }
 }
 
 const classes = defineMastraClasses(workspace)
@@ -22,4 +36,10 @@ export const NativeProcessManager = classes.NativeProcessManager
 export const NativeLocalSandbox = classes.NativeLocalSandbox
 /** Alias of NativeLocalSandbox, for `import { LocalSandbox } from 'procvisor/mastra'`. */
 export const LocalSandbox = classes.NativeLocalSandbox
-export { defineMastraClasses, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError }
+/**
+ * Mastra tools for the sandbox's processes and terminals (wait_for_port, wait_for_log,
+ * read_logs, list_processes, terminal_open/write/read/close), made with the application's own
+ * `createTool` and zod; see index.d.ts.
+ */
+export const createProcessTools = (workspace, options) => makeTools(workspace, options)
+export { defineMastraClasses, defineProcessTools, shellQuote, SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError }

@@ -26,6 +26,8 @@ class RunningSandbox {
     this.destroying = false
     /** Checkpoint names captured as this sandbox ended, so joined objects do not capture twice. */
     this.captured = new Set()
+    /** The manager of its terminals (`sandbox.terminals`), made at the first. */
+    this.terminalManager = undefined
     this.expiresAt = timeoutMs === undefined ? undefined : Date.now() + timeoutMs
     this.timer = undefined
     if (this.expiresAt !== undefined) this.arm()
@@ -44,8 +46,15 @@ class RunningSandbox {
     for (const member of [...this.members]) member._lifetimeExpired()
   }
 
+  /** Kills its terminals and waits for them; every Terminal object of it is stale from then on. */
+  closeTerminals() {
+    return this.terminalManager ? this.terminalManager.close() : Promise.resolve()
+  }
+
   end() {
     this.ended = true
+    // A sandbox that ends takes its terminals with it, however it ends.
+    this.closeTerminals().catch(() => {})
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
     if (runningSandboxes.get(this.key) === this) runningSandboxes.delete(this.key)

@@ -14,6 +14,7 @@ const { LifetimeMethods } = require('./lifetime.js')
 const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
+const { SandboxTerminals } = require('./terminals.js')
 
 
 /** The id of a persistent sandbox's clone made without one: `<id>-<8 hex>`, within the 128 characters. */
@@ -53,6 +54,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       const pm = new NativeProcessManager({ env: o.env ?? {} })
       pm.sandbox = this
       this.processes = pm
+      /** Programs on terminals of their own, started and ended with the sandbox (terminals.js). */
+      this.terminals = new SandboxTerminals(this)
       /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
       this._procvisorOptions = o
       this._timeoutMs = lifecycle.timeoutMs ?? undefined

@@ -5,8 +5,9 @@
 
 const { ProcessHandle: CoreProcessHandle } = require('../../lib/faces/handle.js')
 const { launch, listenersOf } = require('../../lib/process/core.js')
-const { request } = require('../../lib/faces/manager.js')
+const { request, ProcessManager } = require('../../lib/faces/manager.js')
 const { binding } = require('../../lib/native/native.js')
+const { ProcessManagerClosedError } = require('../../lib/native/errors.js')
 const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { RunningSandbox, runningSandboxes } = require('../lifetime.js')
 
@@ -123,6 +124,26 @@ const local = {
 
   release() {},
 
+  /** A terminal of the running sandbox, on its manager of terminals (made at the first). */
+  async createTerminal(sandbox, spec) {
+    const running = sandbox._running
+    if (!running) throw new ProcessManagerClosedError(`sandbox ${sandbox.id} is ${sandbox.status}, not running; start() starts it`)
+    running.terminalManager ??= new ProcessManager({ workingDirectory: sandbox.workingDirectory, containment: 'auto' })
+    return running.terminalManager.createTerminal({ command: spec.argv, cwd: spec.cwd, env: spec.env, cols: spec.cols, rows: spec.rows })
+  },
+
+  async getTerminal(sandbox, id) {
+    const manager = sandbox._running?.terminalManager
+    return manager ? manager.getTerminal(id) : null
+  },
+
+  async listTerminals(sandbox) {
+    const manager = sandbox._running?.terminalManager
+    if (!manager) return []
+    const terminals = await Promise.all((await manager.listTerminals()).map((s) => manager.getTerminal(s.id)))
+    return terminals.filter(Boolean)
+  },
+
   /** Joins the sandbox with this id and directory running in this Node process, else Mastra's find. */
   async find(sandbox, mastra, options) {
     sandbox._leaveRunning()
@@ -154,6 +175,7 @@ const local = {
 
   async stop(sandbox, mastra) {
     const { running, ending } = sandbox._leaveRunning({ end: true })
+    await running?.closeTerminals()
     if (running?.expired) {
       // Marked just before Mastra's stop kills them, and only those still running then: an
       // earlier end is the process's own.
@@ -173,6 +195,7 @@ const local = {
   async destroy(sandbox, mastra) {
     const { running, ending } = sandbox._leaveRunning({ end: true })
     if (running) running.destroying = true
+    await running?.closeTerminals()
     await mastra.destroy()
     if (ending) await sandbox._stopJoined(running)
     await sandbox._removeOwnCheckpoints()

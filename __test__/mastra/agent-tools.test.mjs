@@ -1,0 +1,140 @@
+// createProcessTools driven by a real Mastra Agent: a scripted model calls the tools, and
+// Mastra's own agent loop validates the calls against the zod schemas and runs them.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import * as fs from 'node:fs'
+import { Agent } from '@mastra/core/agent'
+import { Workspace, WORKSPACE_TOOLS_PREFIX } from '@mastra/core/workspace'
+import { NativeLocalSandbox, createProcessTools } from 'procvisor/mastra'
+import { alive, eventually, freePort, tempDir } from './helpers.mjs'
+import { scriptedModel } from './scripted-model.mjs'
+
+const T = (name) => `${WORKSPACE_TOOLS_PREFIX}_${name}`
+const pidOf = (result) => /PID: (\d+)/.exec(result.value)[1]
+
+/** Runs `steps` through an Agent with the workspace's tools and the process tools; the model's view of the results. */
+async function run(workspace, steps) {
+  const model = scriptedModel(steps)
+  const agent = new Agent({ id: 'ops', name: 'ops', instructions: 'Run what you are asked to.', model, workspace, tools: createProcessTools(workspace, { quietMs: 200 }) })
+  const r = await agent.generate('go', { maxSteps: steps.length + 1 })
+  return { text: r.text, results: model.results }
+}
+
+let dir
+let workspace
+before(async () => {
+  dir = tempDir('procvisor-agent-tools-')
+  workspace = new Workspace({ sandbox: new NativeLocalSandbox({ workingDirectory: dir, env: { PATH: process.env.PATH, PS1: 'agent$ ' } }) })
+  await workspace.init()
+})
+after(async () => {
+  await workspace.destroy().catch(() => {})
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('an agent runs a server with the process tools', { timeout: 60000 }, () => {
+  it('starts it in the background, waits for its port, reads its log in two pieces, kills it', async () => {
+    const port = await freePort()
+    // Forty numbered lines, written one at a time, then the server listens.
+    const server = `let i=0;const t=setInterval(()=>{console.log('line-'+String(++i).padStart(4,'0')+' '+'x'.repeat(40));if(i===40){clearInterval(t);require('http').createServer((q,s)=>s.end('ok')).listen(${port},()=>console.log('listening'))}},2)`
+    fs.writeFileSync(`${dir}/server.js`, server)
+    let pid
+    const { results, text } = await run(workspace, [
+      () => ({ tool: T('execute_command'), input: { command: 'node server.js', background: true } }),
+      ({ last }) => ((pid = pidOf(last)), { tool: T('wait_for_port'), input: { pid, port, mode: 'http', timeoutMs: 20000 } }),
+      () => ({ tool: T('wait_for_log'), input: { pid, pattern: '/^listening$/m' } }),
+      () => ({ tool: T('read_logs'), input: { pid, maxBytes: 1024 } }),
+      ({ last }) => ({ tool: T('read_logs'), input: { pid, since: last.value.cursor } }),
+      () => ({ tool: T('list_processes'), input: {} }),
+      () => ({ tool: T('kill_process'), input: { pid } }),
+      () => ({ text: 'done' }),
+    ])
+    assert.equal(text, 'done')
+    const [, ready, logLine, first, second, listed, killed] = results
+    assert.equal(ready.error, false, JSON.stringify(ready.value))
+    assert.equal(ready.value.ready, true)
+    assert.equal(typeof ready.value.ms, 'number')
+    assert.deepEqual(logLine.value.line, 'listening')
+    // Two reads: the first bounded and saying so, the second from its cursor, together the whole log once.
+    assert.equal(first.value.truncated, true)
+    assert.ok(first.value.text.length <= 1024)
+    assert.match(first.value.note, /call again with since/)
+    assert.equal(first.value.exited, false)
+    assert.equal(second.value.truncated, false)
+    const lines = Array.from({ length: 40 }, (_, i) => `line-${String(i + 1).padStart(4, '0')} ${'x'.repeat(40)}`)
+    assert.equal(first.value.text + second.value.text, `${lines.join('\n')}\nlistening\n`)
+    const entry = listed.value.processes.find((p) => p.pid === pid)
+    assert.equal(entry.state, 'running')
+    assert.equal(entry.command, 'node server.js')
+    assert.match(entry.startedAt, /^\d{4}-\d\d-\d\dT/)
+    assert.match(killed.value, /has been killed/)
+    assert.ok(await eventually(() => !alive(Number(pid))))
+  })
+
+  it('a wait on a server that crashes returns its exit code and the end of its stderr', async () => {
+    const port = await freePort()
+    const { results } = await run(workspace, [
+      () => ({ tool: T('execute_command'), input: { command: `node -e "console.error('Error: listen EADDRINUSE :::${port}'); process.exit(3)"`, background: true } }),
+      ({ last }) => ({ tool: T('wait_for_port'), input: { pid: pidOf(last), port } }),
+      () => ({ text: 'done' }),
+    ])
+    const wait = results[1].value
+    assert.equal(wait.ready, false)
+    assert.equal(wait.exitCode, 3)
+    assert.match(wait.stderrTail, new RegExp(`EADDRINUSE :::${port}`))
+    assert.match(wait.message, /ended before port/)
+  })
+
+  it('failures reach the model as a sentence it can act on, never a stack', async () => {
+    const { results } = await run(workspace, [
+      () => ({ tool: T('wait_for_log'), input: { pid: '999999999', pattern: 'x' } }),
+      () => ({ tool: T('terminal_write'), input: { terminalId: 'nope', input: 'ls{Enter}' } }),
+      () => ({ tool: T('read_logs'), input: { pid: 'abc' } }),
+      () => ({ tool: T('wait_for_port'), input: { pid: '1', port: 'eighty' } }),
+      () => ({ text: 'done' }),
+    ])
+    const [noPid, noTerminal, badPid, badPort] = results
+    for (const r of [noPid, noTerminal, badPid]) {
+      assert.equal(r.error, true, JSON.stringify(r))
+      assert.doesNotMatch(String(r.value), /\n\s+at /)
+    }
+    // A call that does not fit the schema is answered by Mastra's own validation, before the tool runs.
+    assert.equal(badPort.value.error, true)
+    assert.match(noPid.value, /no process with pid 999999999 in this sandbox/)
+    assert.match(noTerminal.value, /no terminal nope in this sandbox.*terminal_open/)
+    assert.match(badPid.value, /no process with pid abc/)
+    assert.match(badPort.value.message, /port: .*expected number/)
+  })
+})
+
+describe('an agent drives a shell on a terminal', { timeout: 60000 }, () => {
+  it('types an expression and reads the answer; Ctrl-C stops a sleep and the shell lives on', async () => {
+    let id
+    const { results } = await run(workspace, [
+      () => ({ tool: T('terminal_open'), input: { command: 'sh -i' } }),
+      ({ last }) => ((id = last.value.terminalId), { tool: T('terminal_write'), input: { terminalId: id, input: 'echo $((6 * 7)){Enter}', waitForText: '42' } }),
+      () => ({ tool: T('terminal_write'), input: { terminalId: id, input: 'sleep 300\n' } }),
+      () => ({ tool: T('terminal_write'), input: { terminalId: id, input: '{Ctrl-C}', waitForText: 'agent$', timeoutMs: 10000 } }),
+      () => ({ tool: T('terminal_write'), input: { terminalId: id, input: 'echo alive-$((1 + 1)){Enter}', waitForText: 'alive-2' } }),
+      () => ({ tool: T('terminal_read'), input: { terminalId: id } }),
+      () => ({ tool: T('terminal_close'), input: { terminalId: id } }),
+      () => ({ tool: T('terminal_read'), input: { terminalId: id } }),
+      () => ({ text: 'done' }),
+    ])
+    const [opened, answer, slept, interrupted, alive2, read, closed, gone] = results
+    assert.deepEqual(opened.value.lines, ['agent$'])
+    assert.deepEqual(opened.value.cursor, { row: 0, col: 7 })
+    assert.equal(answer.value.matched, true)
+    assert.deepEqual(answer.value.lines.slice(0, 3), ['agent$ echo $((6 * 7))', '42', 'agent$'])
+    assert.deepEqual(answer.value.cursor, { row: 2, col: 7 })
+    assert.equal(slept.value.matched, undefined)
+    assert.ok(slept.value.lines.includes('agent$ sleep 300'), slept.value.lines.join('\n'))
+    assert.equal(interrupted.value.matched, true, JSON.stringify(interrupted.value))
+    assert.equal(alive2.value.matched, true)
+    assert.ok(alive2.value.lines.includes('alive-2'), alive2.value.lines.join('\n'))
+    assert.equal(read.value.exited, undefined)
+    assert.deepEqual(read.value.lines, alive2.value.lines)
+    assert.equal(closed.value.closed, true)
+    assert.equal(gone.value.exited, true)
+  })
+})
