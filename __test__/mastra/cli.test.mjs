@@ -57,7 +57,8 @@ describe('procvisor, the command line', () => {
     const a = freshId()
     const b = freshId()
     const first = await startIn(a, `const s = await sb.processes.spawn('sleep 60'); const e = await sb.processes.spawn('exit 3'); await e.wait()
-console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, supervisor: sb.supervisorPid }))`)
+const svc = await sb.processes.spawn('exit 1', { restart: { policy: 'on-failure', maxRestarts: 2, backoffMs: { initial: 10 } } }); await svc.wait()
+console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, service: svc.pid, supervisor: sb.supervisorPid }))`)
     await startIn(b, `console.log(JSON.stringify({ supervisor: sb.supervisorPid }))`)
 
     const ls = await cli('ls', '--json')
@@ -68,7 +69,7 @@ console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, supervisor: sb.supervi
     const sa = mine.find((s) => s.id === a)
     assert.equal(sa.workingDirectory, first.wd)
     assert.equal(sa.supervisorPid, first.supervisor)
-    assert.equal(sa.processes, 2)
+    assert.equal(sa.processes, 3)
     assert.ok(Date.parse(sa.expiresAt) > Date.parse(sa.startedAt))
 
     const ps = await cli('ps', a, '--json')
@@ -82,6 +83,8 @@ console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, supervisor: sb.supervi
     assert.ok(!Number.isNaN(Date.parse(sleeping.startedAt)))
     const ended = processes.find((p) => p.pid === first.exited)
     assert.deepEqual([ended.state, ended.exitCode], ['exited', 3])
+    const service = processes.find((p) => p.pid === first.service)
+    assert.deepEqual([service.state, service.exitCode, service.restarts, service.gaveUp], ['exited', 1, 2, true], 'a service that gave up')
 
     const table = await cli('ls')
     assert.match(table.out, new RegExp(`^ID\\s+SUPERVISOR.*\\n(.*\\n)*${a}\\s+${first.supervisor}\\s`, 'm'))

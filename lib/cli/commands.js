@@ -46,6 +46,9 @@ async function processRow(conn, listed) {
   const status = await new RemoteProcessView(conn, listed.pid).status()
   const row = { pid: listed.pid, state: status.state, command: listed.command, startedAt: status.startedAt }
   if (status.cpuTimeMs !== undefined) row.cpuTimeMs = status.cpuTimeMs
+  // A service (started with `restart`): the runs so far, and whether it gave up.
+  if (status.restarts !== undefined) row.restarts = status.restarts
+  if (status.gaveUp) row.gaveUp = true
   if (listed.exitCode !== undefined) row.exitCode = listed.exitCode
   else if (status.state === 'exited') row.exitCode = status.exit.code ?? null
   return row
@@ -63,7 +66,7 @@ async function ps(args, io) {
     } else {
       const rows = processes.map((p) => [
         p.pid,
-        p.state,
+        p.restarts ? `${p.state} (${p.restarts} restarts)` : p.state,
         when(p.startedAt),
         p.cpuTimeMs === undefined ? '-' : `${(p.cpuTimeMs / 1000).toFixed(2)}s`,
         p.exitCode === undefined ? '-' : String(p.exitCode),
