@@ -127,11 +127,12 @@ test('kill() during a backoff ends the service for good, and nothing of any run 
   await p.kill()
   const exit = await p.waitForExit({ timeout: 5000 })
   assert.ok(Date.now() - t0 < 4000, 'ended without waiting out the backoff')
-  assert.equal(exit.code, 1)
-  assert.equal(exit.restarts, 1)
+  // The kill's signal ended the service; the last run's own exit stays in lastExit.
+  assert.deepEqual([exit.code, exit.signal, exit.restarts], [143, 15, 1])
   const st = await p.status()
   assert.equal(st.state, 'exited')
   assert.equal(st.gaveUp, false)
+  assert.equal(st.lastExit.code, 1)
   const pids = await pidsOf(p)
   assert.equal(pids.length, 2)
   for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`)
@@ -227,9 +228,9 @@ test('spawn(): kill() in a backoff ends the service, wait() resolves', async () 
   assert.ok(await eventually(async () => (await h.status()).state === 'backoff'))
   assert.equal(await pm.kill(h.pid), true)
   const r = await h.wait()
-  assert.equal(r.exitCode, 4)
-  assert.equal(r.restarts, 1)
-  assert.equal(r.gaveUp, false)
+  // Killed, as a kill during a run reports; the run's own exit 4 is the status's lastExit.
+  assert.deepEqual([r.exitCode, r.killed, r.restarts, r.gaveUp], [128, true, 1, false])
+  assert.equal((await h.status()).lastExit.code, 4)
 })
 
 test('bad restart values are an InvalidProcessOptionError naming the field, before anything runs', async () => {

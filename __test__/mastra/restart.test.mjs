@@ -81,9 +81,22 @@ describe('restart on the Mastra face', () => {
     assert.ok(await eventually(async () => (await h.nativeHandle.status()).state === 'backoff'))
     assert.equal(await h.kill(), true)
     const end = await h.wait()
-    assert.equal(end.exitCode, 1)
-    assert.equal(end.restarts, 1)
+    // The kill ended the service: a killed process's result, as for a kill during a run; the
+    // last run's own exit is in the status and the log.
+    assert.deepEqual([end.exitCode, end.killed, end.restarts], [128, true, 1])
+    assert.equal((await h.nativeHandle.status()).lastExit.code, 1)
     for (const pid of numbers(h.stdout, 'run')) assert.equal(alive(pid), false)
+  })
+
+  it("the sandbox's lifetime ending during a backoff ends the service as it ends a command: 124, timedOut", async () => {
+    for (const persistent of [false, true]) {
+      const sb = make({ id: freshId(), persistent, timeoutMs: 1500 })
+      await sb.start()
+      const h = await sb.processes.spawn('exit 1', { restart: { policy: 'on-failure', backoffMs: { initial: 60_000 } } })
+      const end = await h.wait()
+      assert.deepEqual([end.exitCode, end.timedOut, end.killed, end.restarts], [124, true, true, 1], `persistent: ${persistent}`)
+      assert.match(end.stderr, /the sandbox's lifetime \(timeoutMs\) of 1500 ms ended/)
+    }
   })
 
   it('a bad restart value is an InvalidProcessOptionError naming the field, locally and in a persistent sandbox', async () => {

@@ -61,7 +61,7 @@ impl From<State> for NativeState {
             finished_after_ms: s.finished_after_ms,
             restarts: s.service.then_some(s.restarts),
             backoff: s.backoff,
-            last_exit: s.done.or(s.last_exit).map(Into::into),
+            last_exit: if s.ended_between_runs { s.last_exit } else { s.done.or(s.last_exit) }.map(Into::into),
             gave_up: s.gave_up,
         }
     }

@@ -338,6 +338,16 @@ impl Process {
             self.update(|s| {
                 s.halt = true;
                 waiting = s.backoff;
+                if waiting {
+                    // The signal is what ends the service: its end says so (a kill is `killed`,
+                    // a sandbox's lifetime reads it as its own), while the last run's own exit
+                    // stays in `last_exit` and in the log's restart event.
+                    s.root_exit = Some(RootExit { code: 128 + signal, signal: Some(signal) });
+                    s.ended_between_runs = true;
+                    if intent == SignalIntent::Kill {
+                        s.stop.get_or_insert(StopReason::Kill);
+                    }
+                }
             });
             // Between two runs there is nothing to signal: the service ends where it is.
             if waiting {

@@ -43,6 +43,9 @@ pub struct State {
     pub restart_next: bool,
     /// A kill, a timeout or a terminating signal: no run follows.
     pub halt: bool,
+    /// A signal ended the service between two runs: its end is that signal's, and `last_exit`
+    /// stays the last run's own.
+    pub ended_between_runs: bool,
 }
 
 impl State {
