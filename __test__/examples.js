@@ -107,6 +107,15 @@ const examples = [
     },
   },
   {
+    file: 'agent-processes.mjs',
+    mastra: true,
+    async run(node, project) {
+      const port = await freePort()
+      const out = run(node, project, this.file, [], { PORT: String(port) })
+      expectLines(out, [/^ready true log listening and a cursor$/m, /^terminal shows 42$/m], this.file)
+    },
+  },
+  {
     file: 'persistent-first.mjs',
     also: 'persistent-second.mjs',
     mastra: true,

@@ -3,11 +3,13 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
+import * as path from 'node:path'
 import { Agent } from '@mastra/core/agent'
 import { Workspace, WORKSPACE_TOOLS_PREFIX } from '@mastra/core/workspace'
 import { NativeLocalSandbox, createProcessTools } from 'procvisor/mastra'
-import { alive, eventually, freePort, tempDir } from './helpers.mjs'
+import { ROOT, alive, eventually, freePort, tempDir } from './helpers.mjs'
 import { scriptedModel } from './scripted-model.mjs'
+import { child, freshId, sweep } from './persistent-common.mjs'
 
 const T = (name) => `${WORKSPACE_TOOLS_PREFIX}_${name}`
 const pidOf = (result) => /PID: (\d+)/.exec(result.value)[1]
@@ -136,5 +138,65 @@ describe('an agent drives a shell on a terminal', { timeout: 60000 }, () => {
     assert.deepEqual(read.value.lines, alive2.value.lines)
     assert.equal(closed.value.closed, true)
     assert.equal(gone.value.exited, true)
+  })
+})
+
+describe('in a persistent sandbox', { timeout: 60000 }, () => {
+  let pdir
+  let id
+  const children = []
+  before(() => {
+    pdir = tempDir('procvisor-agent-tools-persistent-')
+    id = freshId()
+  })
+  after(async () => {
+    for (const c of children) c.kill('SIGKILL')
+    await sweep(id)
+    fs.rmSync(pdir, { recursive: true, force: true })
+  })
+
+  it("an agent in the next Node process reads and writes the terminal an agent opened in the first", async () => {
+    const at = (file) => JSON.stringify(path.join(ROOT, file))
+    const options = JSON.stringify({ id, workingDirectory: pdir, persistent: true, env: { PATH: process.env.PATH, PS1: 'agent$ ' } })
+    const first = child(
+      children,
+      `import { Agent } from '@mastra/core/agent'
+import { Workspace } from '@mastra/core/workspace'
+import { NativeLocalSandbox, createProcessTools } from ${at('mastra/index.mjs')}
+import { scriptedModel } from ${at('__test__/mastra/scripted-model.mjs')}
+const workspace = new Workspace({ sandbox: new NativeLocalSandbox(${options}) })
+await workspace.init()
+let id
+const model = scriptedModel([
+  () => ({ tool: 'mastra_workspace_terminal_open', input: { command: 'sh -i' } }),
+  ({ last }) => ((id = last.value.terminalId), { tool: 'mastra_workspace_terminal_write', input: { terminalId: id, input: 'x=6{Enter}', waitForText: 'agent$' } }),
+  () => ({ text: 'opened' }),
+])
+const agent = new Agent({ id: 'first', name: 'first', instructions: 'x', model, workspace, tools: createProcessTools(workspace) })
+await agent.generate('go', { maxSteps: 5 })
+console.log(JSON.stringify({ id, results: model.results }))
+await workspace.sandbox.detach()`,
+    )
+    const opened = await first.first
+    assert.equal((await first.exited).code, 0)
+    assert.deepEqual(opened.results[1].value.lines, ['agent$ x=6', 'agent$'])
+
+    const workspace = new Workspace({ sandbox: new NativeLocalSandbox(JSON.parse(options)) })
+    await workspace.init()
+    try {
+      const { results } = await run(workspace, [
+        () => ({ tool: T('terminal_read'), input: { terminalId: opened.id } }),
+        () => ({ tool: T('terminal_write'), input: { terminalId: opened.id, input: 'echo $((x * 7)){Enter}', waitForText: '42' } }),
+        () => ({ tool: T('list_processes'), input: {} }),
+        () => ({ text: 'done' }),
+      ])
+      const [read, answer, listed] = results
+      assert.deepEqual(read.value.lines, ['agent$ x=6', 'agent$'])
+      assert.equal(answer.value.matched, true)
+      assert.deepEqual(answer.value.lines, ['agent$ x=6', 'agent$ echo $((x * 7))', '42', 'agent$'])
+      assert.deepEqual(listed.value.terminals.map((t) => [t.terminalId, t.state]), [[opened.id, 'running']])
+    } finally {
+      await workspace.destroy()
+    }
   })
 })

@@ -4,9 +4,14 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
-import { NativeLocalSandbox } from 'procvisor/mastra'
-import { InvalidProcessOptionError, StaleProcessHandleError } from 'procvisor'
-import { alive, eventually, tempDir } from './helpers.mjs'
+import * as path from 'node:path'
+import { createRequire } from 'node:module'
+import { NativeLocalSandbox, SandboxProtocolError, SandboxSupervisorLostError } from 'procvisor/mastra'
+import { InvalidProcessOptionError, InvalidProcessCursorError, StaleProcessHandleError } from 'procvisor'
+import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
+import { child, freshId, sweep } from './persistent-common.mjs'
+
+const { Connection } = createRequire(import.meta.url)('../../lib/persistent/client.js')
 
 /** Everything the terminal printed, as text. */
 export async function printed(t) {
@@ -109,5 +114,92 @@ describe('terminals end with the sandbox', { timeout: 30000 }, () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe('terminals of a persistent sandbox', { timeout: 60000 }, () => {
+  let dir
+  let id
+  const children = []
+  before(() => {
+    dir = tempDir('procvisor-terminals-persistent-')
+    id = freshId()
+  })
+  after(async () => {
+    for (const c of children) c.kill('SIGKILL')
+    await sweep(id)
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  const open = () => new NativeLocalSandbox({ id, workingDirectory: dir, persistent: true, env: { PATH: process.env.PATH, PS1: 'p$ ' } })
+
+  it('a terminal opened by one Node process is found, read and written by the next, with its screen and cursors', async () => {
+    const first = child(
+      children,
+      `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}
+const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(dir)}, persistent: true, env: { PATH: process.env.PATH, PS1: 'p$ ' } })
+await sb.start()
+const t = await sb.terminals.create({ command: 'sh -i', cols: 60, rows: 10 })
+await t.write('echo one-$((1 + 1))\\r')
+await t.waitForLog(/one-2/)
+let cursor
+for await (const e of await t.output()) cursor = e.cursor
+console.log(JSON.stringify({ id: t.id, pid: t.pid, cursor }))
+await sb.detach()`,
+    )
+    const made = await first.first
+    assert.equal((await first.exited).code, 0)
+    assert.ok(alive(made.pid), 'the terminal outlives the Node process that opened it')
+
+    const sb = open()
+    await sb.start()
+    const t = await sb.terminals.get(made.id)
+    assert.equal(t.id, made.id)
+    assert.equal(t.pid, made.pid)
+    assert.equal(await sb.terminals.get(made.id), t)
+    assert.deepEqual((await sb.terminals.list()).map((x) => x.id), [made.id])
+    const before = await t.getSnapshot()
+    assert.equal(before.cols, 60)
+    assert.deepEqual(before.lines.slice(0, 3), ['p$ echo one-$((1 + 1))', 'one-2', 'p$'])
+    await t.write('echo two-$((2 + 2))\r')
+    await t.waitForLog(/two-4/)
+    // The cursor the first Node process read up to resumes here: what came after it, once.
+    let after = ''
+    for await (const e of await t.output({ since: made.cursor })) if (e.type === 'stdout') after += Buffer.from(e.data).toString()
+    assert.equal(after.replace(/\r/g, ''), 'echo two-$((2 + 2))\ntwo-4\np$ ')
+    await t.resize(70, 12)
+    assert.equal((await t.getSnapshot()).cols, 70)
+    assert.equal(await t.interrupt(), true)
+    assert.equal(await sb.terminals.get('no-such-terminal'), null)
+    assert.equal((await t.status()).state, 'running')
+
+    // stop() ends them with the sandbox; the object then says it let go of the supervisor.
+    await sb.stop()
+    assert.ok(await eventually(() => !alive(made.pid)))
+    await assert.rejects(t.getSnapshot(), SandboxSupervisorLostError)
+  })
+
+  it('the supervisor checks every terminal call and serves on', async () => {
+    const sb = open()
+    await sb.start()
+    const t = await sb.terminals.create({ command: ['sleep', '100'] })
+    const conn = await Connection.open(sb._conn.socketPath)
+    try {
+      await assert.rejects(conn.call('terminalCreate', { argv: 'sh' }), SandboxProtocolError)
+      await assert.rejects(conn.call('terminalCreate', { argv: [] }), InvalidProcessOptionError)
+      await assert.rejects(conn.call('terminalCreate', { argv: ['sh'], cols: 1e9 }), InvalidProcessOptionError)
+      await assert.rejects(conn.call('terminalCreate', { argv: ['sh'], env: { A: 1 } }), SandboxProtocolError)
+      for (const method of ['__proto__', 'constructor', '_core', 'close']) {
+        await assert.rejects(conn.call('terminalCall', { id: t.id, method }), SandboxProtocolError)
+      }
+      await assert.rejects(conn.call('terminalCall', { id: t.id, method: 'write', args: [{ length: 1e12 }] }), SandboxProtocolError)
+      await assert.rejects(conn.call('terminalCall', { id: t.id, method: 'resize', args: [0, 0] }), InvalidProcessOptionError)
+      await assert.rejects(conn.call('terminalCall', { id: 7, method: 'status' }), SandboxProtocolError)
+      await assert.rejects(conn.call('terminalLogsOpen', { id: t.id, options: { since: 'not-a-cursor' } }), InvalidProcessCursorError)
+      assert.equal(await conn.call('terminalGet', { id: 'nope' }), null)
+    } finally {
+      conn.close()
+    }
+    assert.equal((await t.status()).state, 'running')
+    await sb.stop()
   })
 })

@@ -55,6 +55,11 @@ const CALLS = {
   view: { pid: 'pid', method: 'string', args: 'list?' },
   logsOpen: { pid: 'pid', options: 'any' },
   logsClose: { stream: 'integer' },
+  terminalCreate: { argv: 'strings', cwd: 'string?', env: 'env?', cols: 'integer?', rows: 'integer?' },
+  terminalGet: { id: 'string' },
+  terminalList: {},
+  terminalCall: { id: 'string', method: 'string', args: 'list?' },
+  terminalLogsOpen: { id: 'string', options: 'any' },
   shutdown: {},
 }
 

@@ -106,7 +106,7 @@ class Inbox {
 }
 
 /**
- * A `logs()` stream of process `pid`, its events pushed by the supervisor within the credit
+ * A `logs()` stream of process `pid` (or `output()` of terminal `{ terminal: id }`), its events pushed by the supervisor within the credit
  * this side gives back as the stream is read: a reader that stops reading stops the sending, as
  * a local reader stops reading the log (and learns by `truncated` what it missed).
  */
@@ -167,7 +167,9 @@ async function openLogs(conn, pid, options, signal) {
     { highWaterMark: protocol.WINDOW, size: (e) => (e && e.data ? e.data.length : 0) },
   )
   // Registered as the reply is read, before any later frame: the first events follow at once.
-  id = await conn.call('logsOpen', { pid, options }, (value) => {
+  // A process's log by its pid, or a terminal's output by its id (`{ terminal: id }`).
+  const [op, args] = typeof pid === 'object' ? ['terminalLogsOpen', { id: pid.terminal, options }] : ['logsOpen', { pid, options }]
+  id = await conn.call(op, args, (value) => {
     id = value
     conn.inbox.logs.set(id, st)
     release = conn.hold()

@@ -32,6 +32,7 @@ const { LogStream } = require('./feed')
 const { logStart } = require('../process/observe')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
+const { supervisorTerminals } = require('./terminals')
 
 const { SANDBOX_ACCESS_DENIED } = errors.codes
 
@@ -239,6 +240,10 @@ const ops = Object.assign(Object.create(null), {
   },
 })
 
+/** The sandbox's terminals (terminals.js): their calls are the supervisor's too. */
+const terminals = supervisorTerminals({ workingDirectory: config.workingDirectory, ending: () => ending !== undefined })
+Object.assign(ops, terminals.ops)
+
 function stdinCheck(rec) {
   rules.checkStdin(rec.pid, rec.result?.exitCode, rec.stdinMode)
 }
@@ -299,7 +304,7 @@ async function finish(reason) {
   while (launching.size > 0) await Promise.allSettled([...launching])
   const running = [...records.values()].filter((r) => r.result === undefined)
   if (reason === 'expired') for (const r of running) r.lifetimeMs = config.timeoutMs
-  await Promise.all(running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})))
+  await Promise.all([...running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})), terminals.close()])
   if (reason === 'expired' && config.snapshot) {
     const s = config.snapshot
     try {

@@ -9,6 +9,7 @@ const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = requ
 const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
 const { socketPath } = require('../../lib/persistent/location.js')
 const { RemoteProcessView } = require('../../lib/persistent/handles.js')
+const { remoteTerminal } = require('../../lib/persistent/remote-terminal.js')
 const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
 
 /** `maxRetainedBytes` as it crosses the socket, and back: JSON has no Infinity. */
@@ -142,6 +143,28 @@ const remote = {
   release(manager, pid) {
     const conn = manager.sandbox._conn
     if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+  },
+
+  /** The supervisor starts the terminal and keeps it, for this Node process and the next. */
+  async createTerminal(sandbox, spec) {
+    const conn = sandbox._connection()
+    const env = {}
+    // Resolved here: the supervisor's own directory and environment are not this process's.
+    for (const [k, v] of Object.entries(spec.env)) if (v !== undefined) env[k] = v
+    const args = { argv: spec.argv, cwd: path.resolve(spec.cwd), env, cols: spec.cols, rows: spec.rows }
+    return remoteTerminal(conn, await conn.call('terminalCreate', args))
+  },
+
+  async getTerminal(sandbox, id) {
+    const conn = sandbox._connection()
+    const info = await conn.call('terminalGet', { id })
+    return info ? remoteTerminal(conn, info) : null
+  },
+
+  async listTerminals(sandbox) {
+    const conn = sandbox._conn
+    if (!conn) return []
+    return (await conn.call('terminalList')).map((info) => remoteTerminal(conn, info))
   },
 
   /** The supervisor serving the id, if one answers; else Mastra's find of the working directory. */

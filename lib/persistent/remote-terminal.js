@@ -1,0 +1,130 @@
+'use strict'
+// A terminal of a persistent sandbox as this Node process sees it: procvisor's Terminal surface,
+// every call answered by the sandbox's supervisor, which keeps the terminal, its screen and its
+// output (terminals.js). Cursors of its output resume in any Node process attached to the sandbox.
+
+const errors = require('../native/errors')
+const { checkSignal } = require('../native/util')
+const { binding } = require('../native/native')
+const { traceMethods } = require('../native/trace')
+
+/** Bytes typed per call: well under a frame's limit, whatever a write's size. */
+const WRITE_PIECE = 1024 * 1024
+
+class RemoteTerminal {
+  /** @internal `info`: the supervisor's `{ id, pid }` of the terminal. */
+  constructor(conn, info) {
+    this._conn = conn
+    this._id = info.id
+    this._pid = info.pid
+    /** Settles when the writes asked for so far are done: they go in call order. */
+    this._writes = Promise.resolve()
+  }
+
+  /** The id of this terminal in its sandbox (`sandbox.terminals.get(id)` in any Node process). */
+  get id() {
+    return this._id
+  }
+
+  /** The OS pid of the program on the terminal. */
+  get pid() {
+    return this._pid
+  }
+
+  _call(method, ...args) {
+    const options = args[args.length - 1]
+    const signal = options && typeof options === 'object' && !(options instanceof RegExp) ? options.signal : undefined
+    if (signal !== undefined) checkSignal(signal, 'signal')
+    if (signal && signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
+    const call = this._conn.call('terminalCall', { id: this._id, method, args })
+    if (!signal) return call
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(new errors.ProcessAbortedError(`${method} was aborted`))
+      signal.addEventListener('abort', onAbort, { once: true })
+      call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+    })
+  }
+
+  /** Keeps Node alive while a wait is pending, as a local wait would. */
+  _held(p) {
+    const release = this._conn.hold()
+    return p.finally(release)
+  }
+
+  status() {
+    return this._call('status')
+  }
+
+  /** Types `data` (a string as UTF-8, or bytes) in pieces of 1 MiB; writes keep their order. */
+  async write(data) {
+    if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
+      throw errors.invalidOption('write takes a string or a Uint8Array')
+    }
+    // A copy: what is typed is the data as it was at the call, however long the queue before it.
+    const bytes = Buffer.from(data)
+    const run = this._writes.then(async () => {
+      let at = 0
+      do {
+        const piece = bytes.subarray(at, at + WRITE_PIECE)
+        await this._call('write', piece)
+        at += piece.length
+      } while (at < bytes.length)
+    })
+    this._writes = run.catch(() => {})
+    await run
+  }
+
+  resize(cols, rows) {
+    return this._call('resize', cols, rows)
+  }
+
+  /** The output as a stream of events with cursors, pushed by the supervisor as it is read. */
+  async output(options) {
+    const o = options === undefined || options === null ? {} : options
+    const signal = typeof o === 'object' ? o.signal : undefined
+    if (signal !== undefined) checkSignal(signal, 'signal')
+    if (signal && signal.aborted) throw new errors.ProcessAbortedError('output was aborted')
+    return this._conn.logs({ terminal: this._id }, o, signal)
+  }
+
+  waitForExit(options) {
+    return this._held(this._call('waitForExit', options))
+  }
+
+  waitForLog(pattern, options) {
+    return this._held(this._call('waitForLog', pattern, options))
+  }
+
+  interrupt() {
+    return this._call('interrupt')
+  }
+
+  kill(signal) {
+    if (signal === undefined) return this._call('kill')
+    binding.checkSignal(signal)
+    return this._call('kill', signal)
+  }
+
+  terminate() {
+    return this._held(this._call('terminate'))
+  }
+
+  getSnapshot() {
+    return this._call('getSnapshot')
+  }
+}
+
+traceMethods(RemoteTerminal, ['status', 'write', 'resize', 'output', 'waitForExit', 'waitForLog', 'interrupt', 'kill', 'terminate', 'getSnapshot'])
+
+/** The one RemoteTerminal of each terminal per connection, so `get(id)` returns the same object. */
+function remoteTerminal(conn, info) {
+  conn.terminals ??= new Map()
+  let t = conn.terminals.get(info.id)
+  if (!t) {
+    t = new RemoteTerminal(conn, info)
+    conn.terminals.set(info.id, t)
+  }
+  return t
+}
+
+module.exports = { RemoteTerminal, remoteTerminal }
