@@ -3,6 +3,7 @@
 // sentence the model can act on (Mastra hands a tool's thrown message to the model as it is).
 
 const { describe } = require('../../lib/native/util.js')
+const { codes } = require('../../lib/native/errors.js')
 
 /** A failure whose message is the whole story: no stack, no cause to unwrap. */
 class ToolFailure extends Error {
@@ -16,7 +17,7 @@ class ToolFailure extends Error {
 function failure(e) {
   if (e instanceof ToolFailure) return e
   const message = e instanceof Error ? e.message : String(e)
-  if (e?.code === 'SANDBOX_SUPERVISOR_LOST') return new ToolFailure(`${message}. The sandbox must be started again before its processes can be used.`)
+  if (e?.code === codes.SANDBOX_SUPERVISOR_LOST) return new ToolFailure(`${message}. The sandbox must be started again before its processes can be used.`)
   return new ToolFailure(message)
 }
 

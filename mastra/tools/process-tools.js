@@ -5,6 +5,7 @@
 
 const { StringDecoder } = require('node:string_decoder')
 const { ToolFailure, bounded, clip, failure } = require('./common.js')
+const { codes } = require('../../lib/native/errors.js')
 
 /** The stderr tail a failed wait returns: enough to see why a server died, small for a model. */
 const TAIL_CHARS = 2000
@@ -88,10 +89,10 @@ function processTools(ctx) {
         return { ready: true, ms: Date.now() - started }
       } catch (e) {
         const ms = Date.now() - started
-        if (e?.code === 'PROCESS_EXITED_BEFORE_READY') {
+        if (e?.code === codes.PROCESS_EXITED_BEFORE_READY) {
           return { ready: false, ms, ...ended(e), message: `process ${input.pid} ended before port ${input.port} was ready` }
         }
-        if (e?.code === 'PROCESS_READY_TIMEOUT') {
+        if (e?.code === codes.PROCESS_READY_TIMEOUT) {
           return { ready: false, ms, message: `port ${input.port} was not ready within ${timeout} ms; the process is still running (${e.message})` }
         }
         throw failure(e)
@@ -126,10 +127,10 @@ function processTools(ctx) {
         const r = await handle.nativeHandle.waitForLog(pattern, { stream: input.stream, timeout })
         return { matched: true, line: lineOf(r.text, pattern, r.match), cursor: r.cursor ?? null }
       } catch (e) {
-        if (e?.code === 'PROCESS_EXITED_BEFORE_LOG') {
+        if (e?.code === codes.PROCESS_EXITED_BEFORE_LOG) {
           return { matched: false, line: null, cursor: null, ...ended(e), message: `process ${input.pid} ended before its output matched ${input.pattern}` }
         }
-        if (e?.code === 'PROCESS_WAIT_TIMEOUT') {
+        if (e?.code === codes.PROCESS_WAIT_TIMEOUT) {
           return { matched: false, line: null, cursor: null, message: `no output matched ${input.pattern} within ${timeout} ms; the process is still running` }
         }
         throw failure(e)
@@ -161,7 +162,7 @@ function processTools(ctx) {
       try {
         stream = await handle.nativeHandle.logs(input.since === undefined ? {} : { since: input.since })
       } catch (e) {
-        if (e?.code === 'INVALID_PROCESS_CURSOR') throw new ToolFailure(`since is not a cursor of process ${input.pid}: ${e.message}`)
+        if (e?.code === codes.INVALID_PROCESS_CURSOR) throw new ToolFailure(`since is not a cursor of process ${input.pid}: ${e.message}`)
         throw failure(e)
       }
       const reader = stream.getReader()
