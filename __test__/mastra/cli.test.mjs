@@ -58,7 +58,8 @@ describe('procvisor, the command line', () => {
     const b = freshId()
     const first = await startIn(a, `const s = await sb.processes.spawn('sleep 60'); const e = await sb.processes.spawn('exit 3'); await e.wait()
 const svc = await sb.processes.spawn('exit 1', { restart: { policy: 'on-failure', maxRestarts: 2, backoffMs: { initial: 10 } } }); await svc.wait()
-console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, service: svc.pid, supervisor: sb.supervisorPid }))`)
+const t = await sb.terminals.create({ command: 'sh' })
+console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, service: svc.pid, terminal: t.id, terminalPid: t.pid, supervisor: sb.supervisorPid }))`)
     await startIn(b, `console.log(JSON.stringify({ supervisor: sb.supervisorPid }))`)
 
     const ls = await cli('ls', '--json')
@@ -70,11 +71,13 @@ console.log(JSON.stringify({ sleep: s.pid, exited: e.pid, service: svc.pid, supe
     assert.equal(sa.workingDirectory, first.wd)
     assert.equal(sa.supervisorPid, first.supervisor)
     assert.equal(sa.processes, 3)
+    assert.equal(sa.terminals, 1)
     assert.ok(Date.parse(sa.expiresAt) > Date.parse(sa.startedAt))
 
     const ps = await cli('ps', a, '--json')
     assert.equal(ps.status, 0, ps.err)
-    const { id, processes } = JSON.parse(ps.out)
+    const { id, processes, terminals } = JSON.parse(ps.out)
+    assert.deepEqual(terminals, [{ id: first.terminal, pid: first.terminalPid, state: 'running' }])
     assert.equal(id, a)
     const sleeping = processes.find((p) => p.pid === first.sleep)
     assert.equal(sleeping.state, 'running')
@@ -171,6 +174,20 @@ console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid })
       assert.equal(alive(Number(s.pid)), true, 'the shell runs on')
     } finally {
       await pm.close()
+    }
+    // A terminal of the sandbox, by its id.
+    const withTerminal = await startIn(freshId(), `const t = await sb.terminals.create({ command: 'sh -i' }); console.log(JSON.stringify({ id: sb.id, terminal: t.id }))`)
+    const pm2 = new ProcessManager({ workingDirectory: ROOT })
+    try {
+      const t = await pm2.createTerminal({ command: [process.execPath, BIN, 'attach', withTerminal.id, withTerminal.terminal], cols: 80, rows: 24, env: { PATH: process.env.PATH, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR } })
+      const screen = async () => (await t.getSnapshot()).lines.join('\n')
+      await eventually(async () => /#|\$/.test(await screen()), 10_000)
+      await t.write('echo $((7*6))x\r')
+      assert.equal(await eventually(async () => /^42x\s*$/m.test(await screen()), 10_000), true, await screen())
+      await t.write('\x1d')
+      assert.equal((await t.waitForExit()).code, 0)
+    } finally {
+      await pm2.close()
     }
     const notTty = await startIn(freshId(), `const p = await sb.processes.spawn('sleep 30'); console.log(JSON.stringify({ pid: p.pid, id: sb.id }))`)
     const refused = await cli('attach', notTty.id, notTty.pid)

@@ -4,31 +4,50 @@
 // detaches and leaves the program running, as telnet's escape and `docker attach`'s do.
 
 const errors = require('../native/errors')
-const { CliError, openSandbox, processOf } = require('./sandboxes')
+const { CliError, openSandbox, processOf, terminalOf } = require('./sandboxes')
 
 /** Ctrl-]: the byte that detaches (never sent to the program). */
 const DETACH = 0x1d
 
 /**
- * Attaches to process `terminal` (a pid) of the sandbox, which must run on a pseudo-terminal
- * (`pty`). Its retained output is replayed first, so the screen shows what the program drew,
- * then its output follows as it comes.
+ * What is attached to, whichever it is: a terminal of the sandbox (by its id), or a process of
+ * it started with `pty` (by its pid). `send` types, `resize` sets the window, `stream` follows
+ * the output from the oldest byte the log still holds.
+ */
+async function targetOf(conn, name) {
+  if (/^[1-9][0-9]*$/.test(name)) {
+    const view = await processOf(conn, name)
+    return { what: `process ${name}`, send: (b) => view.sendStdin(b), resize: (c, r) => view.resize(c, r), stream: (o) => view.logs(o) }
+  }
+  const t = await terminalOf(conn, name)
+  return { what: `terminal ${name}`, send: (b) => t.write(b), resize: (c, r) => t.resize(c, r), stream: (o) => t.output(o) }
+}
+
+/**
+ * Attaches to `terminal` of the sandbox: one of its terminals, or a process started with `pty`.
+ * Its retained output is replayed first, so the screen shows what the program drew, then its
+ * output follows as it comes.
  */
 async function attach(args, io, input = process.stdin) {
-  if (!/^[1-9][0-9]*$/.test(args.terminal)) throw new CliError(`<terminal> must be the pid of a process started with pty, not ${JSON.stringify(args.terminal)}`)
   const conn = await openSandbox(args.sandbox)
-  const view = await processOf(conn, args.terminal)
+  let view
+  try {
+    view = await targetOf(conn, args.terminal)
+  } catch (e) {
+    conn.close()
+    throw e
+  }
   const out = io.out
   const size = () => [out.columns || 80, out.rows || 24]
   try {
     await view.resize(...size())
   } catch (e) {
     conn.close()
-    if (e instanceof errors.ProcessNoTerminalError) throw new CliError(`process ${args.terminal} has no terminal (it was started without pty)`)
+    if (e instanceof errors.ProcessNoTerminalError) throw new CliError(`${view.what} has no terminal (it was started without pty)`)
     throw e
   }
   const controller = new AbortController()
-  const stream = await view.logs({ follow: true, signal: controller.signal })
+  const stream = await view.stream({ follow: true, signal: controller.signal })
   const hold = conn.hold()
   const raw = input.isTTY && typeof input.setRawMode === 'function'
   if (raw) input.setRawMode(true)
@@ -37,7 +56,7 @@ async function attach(args, io, input = process.stdin) {
   const onInput = (chunk) => {
     const at = chunk.indexOf(DETACH)
     const typed = at < 0 ? chunk : chunk.subarray(0, at)
-    if (typed.length > 0) view.sendStdin(typed).catch(() => {})
+    if (typed.length > 0) view.send(typed).catch(() => {})
     if (at >= 0) {
       detached = true
       controller.abort()
@@ -62,8 +81,8 @@ async function attach(args, io, input = process.stdin) {
     hold()
     conn.close()
   }
-  if (detached) io.err.write(`\r\n[detached from process ${args.terminal} of sandbox ${args.sandbox}; it runs on]\r\n`)
-  else io.err.write(`\r\n[process ${args.terminal} exited${exit ? ` with ${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}` : ''}]\r\n`)
+  if (detached) io.err.write(`\r\n[detached from ${view.what} of sandbox ${args.sandbox}; it runs on]\r\n`)
+  else io.err.write(`\r\n[${view.what} exited${exit ? ` with ${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}` : ''}]\r\n`)
   return 0
 }
 

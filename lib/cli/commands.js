@@ -5,13 +5,14 @@
 const { binding } = require('../native/native')
 const errors = require('../native/errors')
 const { RemoteProcessView } = require('../persistent/handles')
-const { CliError, allSandboxes, openSandbox, processOf } = require('./sandboxes')
+const { CliError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 const { table, when, waitWritable } = require('./print')
 
 /** What `ls --json` prints for one sandbox (the JS API's names). */
 async function sandboxInfo(conn) {
   const s = conn.sandbox
   const processes = await conn.call('list')
+  const terminals = await conn.call('terminalList')
   return {
     id: s.id,
     workingDirectory: s.workingDirectory,
@@ -19,6 +20,7 @@ async function sandboxInfo(conn) {
     startedAt: new Date(s.startedAt).toISOString(),
     expiresAt: new Date(s.expiresAt).toISOString(),
     processes: processes.length,
+    terminals: terminals.length,
   }
 }
 
@@ -32,8 +34,8 @@ async function ls(args, io) {
     } else if (infos.length === 0) {
       io.out.write('no persistent sandboxes are running\n')
     } else {
-      const rows = infos.map((i) => [i.id, String(i.supervisorPid), when(i.startedAt), when(i.expiresAt), String(i.processes), i.workingDirectory])
-      io.out.write(table(['ID', 'SUPERVISOR', 'STARTED', 'EXPIRES', 'PROCESSES', 'WORKING DIRECTORY'], rows))
+      const rows = infos.map((i) => [i.id, String(i.supervisorPid), when(i.startedAt), when(i.expiresAt), String(i.processes), String(i.terminals), i.workingDirectory])
+      io.out.write(table(['ID', 'SUPERVISOR', 'STARTED', 'EXPIRES', 'PROCESSES', 'TERMINALS', 'WORKING DIRECTORY'], rows))
     }
   } finally {
     for (const conn of conns) conn.close()
@@ -59,10 +61,12 @@ async function ps(args, io) {
   try {
     const processes = []
     for (const listed of await conn.call('list')) processes.push(await processRow(conn, listed))
+    const terminals = []
+    for (const t of await conn.call('terminalList')) terminals.push({ id: t.id, pid: t.pid, state: (await (await terminalOf(conn, t.id)).status()).state })
     if (args.json) {
-      io.out.write(`${JSON.stringify({ id: conn.sandbox.id, processes }, null, 2)}\n`)
-    } else if (processes.length === 0) {
-      io.out.write(`sandbox ${conn.sandbox.id} has no processes\n`)
+      io.out.write(`${JSON.stringify({ id: conn.sandbox.id, processes, terminals }, null, 2)}\n`)
+    } else if (processes.length === 0 && terminals.length === 0) {
+      io.out.write(`sandbox ${conn.sandbox.id} has no processes or terminals\n`)
     } else {
       const rows = processes.map((p) => [
         p.pid,
@@ -72,7 +76,8 @@ async function ps(args, io) {
         p.exitCode === undefined ? '-' : String(p.exitCode),
         p.command,
       ])
-      io.out.write(table(['PID', 'STATE', 'STARTED', 'CPU', 'EXIT', 'COMMAND'], rows))
+      if (rows.length > 0) io.out.write(table(['PID', 'STATE', 'STARTED', 'CPU', 'EXIT', 'COMMAND'], rows))
+      if (terminals.length > 0) io.out.write(`${rows.length > 0 ? '\n' : ''}${table(['TERMINAL', 'PID', 'STATE'], terminals.map((t) => [t.id, String(t.pid), t.state]))}`)
     }
   } finally {
     conn.close()

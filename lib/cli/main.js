@@ -14,14 +14,14 @@ class UsageError extends Error {}
 const COMMANDS = {
   ls: {
     usage: 'procvisor ls [--json]',
-    about: "Lists this user's persistent sandboxes: id, supervisor pid, started, expires, processes, working directory.",
+    about: "Lists this user's persistent sandboxes: id, supervisor pid, started, expires, processes, terminals, working directory.",
     positionals: [],
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./commands').ls(a, io),
   },
   ps: {
     usage: 'procvisor ps <sandbox> [--json]',
-    about: "Lists a sandbox's processes: pid, state, started, CPU time, exit code, command.",
+    about: "Lists a sandbox's processes (pid, state, started, CPU time, exit code, command) and its terminals (id, pid, state).",
     positionals: ['sandbox'],
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./commands').ps(a, io),
@@ -38,7 +38,7 @@ const COMMANDS = {
   attach: {
     usage: 'procvisor attach <sandbox> <terminal>',
     about:
-      "Attaches this terminal to a sandbox's terminal, or to a process started with `pty`: what you type goes to it, its screen comes here, " +
+      "Attaches this terminal to a sandbox's terminal (by its id), or to a process started with `pty` (by its pid): what you type goes to it, its screen comes here, " +
       'and the window size follows yours. Ctrl-] detaches and leaves the program running.',
     positionals: ['sandbox', 'terminal'],
     options: {},

@@ -8,6 +8,7 @@ const path = require('node:path')
 const { Connection } = require('../persistent/client')
 const { socketDirectory, socketPath, checkId } = require('../persistent/location')
 const { RemoteProcessView } = require('../persistent/handles')
+const { remoteTerminal } = require('../persistent/remote-terminal')
 
 /** An error the command line reports as one line and exit status 1. */
 class CliError extends Error {}
@@ -61,4 +62,11 @@ async function processOf(conn, pid) {
   return new RemoteProcessView(conn, listed.pid, { command: listed.command })
 }
 
-module.exports = { CliError, allSandboxes, openSandbox, processOf }
+/** Terminal `id` of the sandbox; CliError when it has none of that id. */
+async function terminalOf(conn, id) {
+  const info = await conn.call('terminalGet', { id })
+  if (!info) throw new CliError(`sandbox ${conn.sandbox.id} has no terminal ${id} (procvisor ps ${conn.sandbox.id} lists them)`)
+  return remoteTerminal(conn, info)
+}
+
+module.exports = { CliError, allSandboxes, openSandbox, processOf, terminalOf }
