@@ -1,12 +1,13 @@
 //! One process from its launch to its end, as its handles see it: the shared handle with its
-//! signals and stdin (`process`, `stdin`), the reading of its pipes (`reader`, `pipe`), the one
-//! task that decides when it is over (`supervisor`), the runs after the first of a service
-//! (`service`), the lifecycle its waiters see (`state`),
-//! every live process of this OS process (`registry`), and the readiness probes of `waitForPort`
-//! (`readiness`).
+//! lifecycle and signals (`process`), what goes into it (`input`: stdin, and its terminal when
+//! it has one; `stdin`), the reading of its pipes (`reader`, `pipe`), the one task that decides
+//! when it is over (`supervisor`), the runs after the first of a service (`service`), the
+//! lifecycle its waiters see (`state`), every live process of this OS process (`registry`), and
+//! the readiness probes of `waitForPort` (`readiness`).
 //!
 //! May use every other subsystem of the core but `persistent` and `snapshot`; none of them uses it.
 
+pub mod input;
 pub mod pipe;
 pub mod process;
 pub mod reader;

@@ -5,7 +5,6 @@
 //! Handles share an `Arc<Process>`; the lifecycle is published through a `watch`, so any number of
 //! waiters can wait and no lock is held across an `.await`.
 
-use crate::core::error::{CoreError, CoreResult};
 use crate::core::exit::StopReason;
 use crate::core::launch::command::{SpawnSpec, StdinMode};
 use crate::core::launch::restart::RestartPolicy;
@@ -18,7 +17,6 @@ use crate::core::supervise::stdin::Stdin;
 use crate::core::tree::cgroup::Cgroup;
 use crate::core::tree::group::ProcessGroup;
 use crate::core::tree::reaper;
-use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -44,7 +42,7 @@ pub struct Process {
     /// group, and it can never name another process.
     pub(super) root: Mutex<Option<Arc<OwnedFd>>>,
     pub(crate) output: Output,
-    state: watch::Sender<State>,
+    pub(super) state: watch::Sender<State>,
     pub(super) stdin: Mutex<Arc<Stdin>>,
     /// Set once the group is empty: readers take what is buffered and stop waiting for writers
     /// outside the group.
@@ -57,7 +55,7 @@ pub struct Process {
     usage: Mutex<Option<(Option<f64>, Option<f64>)>>,
     /// The master of its terminal, for a process on one, until the root is reaped.
     pub(super) terminal: Mutex<Option<OwnedFd>>,
-    has_terminal: bool,
+    pub(super) has_terminal: bool,
     /// Callbacks waiting for a state (`when`), run by the update that reaches it.
     waiters: Mutex<Vec<Waiter>>,
 }
@@ -267,10 +265,6 @@ impl Process {
         group || root || session || tree
     }
 
-    fn stdin(&self) -> Arc<Stdin> {
-        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
     /// The `cgroup.events` of its cgroup, open, while it has one (see `Cgroup::events`). Not
     /// kept by the process itself: an exited process that is kept holds no descriptor.
     pub(crate) fn cgroup_events(&self) -> Option<Arc<OwnedFd>> {
@@ -382,58 +376,5 @@ impl Process {
             None => wait.await,
         }
         self.state()
-    }
-
-    fn exited_code(&self) -> Option<i32> {
-        self.state.borrow().root_exit.map(|r| r.code)
-    }
-
-    /// Writes to stdin; resolves once written. Ordered with other writes.
-    pub async fn write_stdin(&self, data: Bytes) -> CoreResult<()> {
-        self.stdin().write(data, self.exited_code()).await
-    }
-
-    /// Sends EOF once everything written before has been written. Idempotent.
-    pub async fn close_stdin(&self) -> CoreResult<()> {
-        self.stdin().close(self.exited_code()).await
-    }
-
-    /// Sets the terminal's window size; the kernel sends SIGWINCH to its foreground group.
-    pub fn resize(&self, cols: u16, rows: u16) -> CoreResult<()> {
-        if !self.has_terminal {
-            return Err(CoreError::NoTerminal(self.pid()));
-        }
-        let guard = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
-        let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
-            return Err(CoreError::AlreadyExited { pid: self.pid(), code: self.exited_code().unwrap_or(0) });
-        };
-        // Before the kernel's size: a refused size changes nothing, for the program or the screen.
-        if self.output.has_screen() {
-            crate::core::terminal::screen::check_size(cols, rows)?;
-        }
-        crate::core::launch::pty::set_window_size(master, cols, rows).map_err(|e| CoreError::SpawnFailed {
-            program: self.argv[0].clone(),
-            reason: format!("cannot resize its terminal: {e}"),
-            errno: e.raw_os_error(),
-        })?;
-        self.output.resize_screen(cols, rows);
-        Ok(())
-    }
-
-    /// SIGINT to the terminal's foreground process group (the job in front, not the shell
-    /// behind it), as Ctrl-C would, without going through the terminal's input queue.
-    pub fn interrupt(&self) -> CoreResult<bool> {
-        use std::os::fd::AsRawFd;
-        if !self.has_terminal {
-            return Err(CoreError::NoTerminal(self.pid()));
-        }
-        let guard = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
-        let (Some(master), None) = (guard.as_ref(), self.exited_code()) else {
-            return Err(CoreError::AlreadyExited { pid: self.pid(), code: self.exited_code().unwrap_or(0) });
-        };
-        // SAFETY: plain queries and a signal; a foreground group of 0 or 1 is never signalled.
-        let fg = unsafe { libc::tcgetpgrp(master.as_raw_fd()) };
-        let fg = if fg > 1 { fg } else { self.pid() as i32 };
-        Ok(unsafe { libc::killpg(fg, libc::SIGINT) } == 0)
     }
 }
