@@ -194,6 +194,28 @@ console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid })
     assert.deepEqual([refused.status, refused.err], [1, `procvisor: process ${notTty.pid} has no terminal (it was started without pty)\n`])
   })
 
+  it('a stopped supervisor (SIGSTOP) is reported in one line, not waited for; ls lists the others', async () => {
+    const stopped = freshId()
+    const other = freshId()
+    const s = await startIn(stopped, `console.log(JSON.stringify({ supervisor: sb.supervisorPid }))`)
+    await startIn(other, `console.log('{}')`)
+    process.kill(s.supervisor, 'SIGSTOP')
+    try {
+      const ps = await cli('ps', stopped)
+      assert.equal(ps.status, 1)
+      assert.match(ps.err, /^procvisor: sandbox .*did not greet within 3000 ms \(is it stopped\?\)\n$/)
+      const ls = await cli('ls', '--json')
+      assert.equal(ls.status, 0, ls.err)
+      const ids = JSON.parse(ls.out).map((x) => x.id)
+      assert.ok(ids.includes(other) && !ids.includes(stopped), ids.join(' '))
+      assert.match(ls.err, /procvisor: skipped .*did not greet/)
+    } finally {
+      process.kill(s.supervisor, 'SIGCONT')
+    }
+    const again = await cli('ps', stopped, '--json')
+    assert.equal(again.status, 0, again.err)
+  })
+
   it('unknown names exit 1 with one line; usage errors exit 2; --help answers everywhere', async () => {
     const unknown = await cli('ps', 'no-such-sandbox')
     assert.deepEqual([unknown.status, unknown.err], [1, 'procvisor: no running sandbox with id no-such-sandbox (procvisor ls lists them)\n'])

@@ -25,7 +25,7 @@ async function sandboxInfo(conn) {
 }
 
 async function ls(args, io) {
-  const conns = await allSandboxes()
+  const conns = await allSandboxes((why) => io.err.write(`procvisor: skipped ${why}\n`))
   try {
     const infos = []
     for (const conn of conns) infos.push(await sandboxInfo(conn))

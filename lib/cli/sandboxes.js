@@ -5,10 +5,14 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
+const errors = require('../native/errors')
 const { Connection } = require('../persistent/client')
 const { socketDirectory, socketPath, checkId } = require('../persistent/location')
 const { RemoteProcessView } = require('../persistent/handles')
 const { remoteTerminal } = require('../persistent/remote-terminal')
+
+/** How long a supervisor has to greet the command line: a stopped one is reported, not waited for. */
+const GREETING_MS = 3000
 
 /** An error the command line reports as one line and exit status 1. */
 class CliError extends Error {}
@@ -23,14 +27,16 @@ function socketFiles() {
 }
 
 /** Every sandbox that answers on its socket, with a connection to it (the caller closes them). */
-async function allSandboxes() {
+async function allSandboxes(onSkipped) {
   const found = []
   for (const sock of socketFiles()) {
     let conn
     try {
-      conn = await Connection.open(sock)
-    } catch {
-      // A supervisor of another version, or one ending right now: not a sandbox to list.
+      conn = await Connection.open(sock, { greetingMs: GREETING_MS })
+    } catch (e) {
+      // A supervisor of another version, one ending right now, or one that does not answer:
+      // not a sandbox to list, but worth a line.
+      if (!(e instanceof errors.SandboxSupervisorLostError && /closed the connection/.test(e.message))) onSkipped?.(`${sock}: ${e.message}`)
       continue
     }
     if (conn) found.push(conn)
@@ -47,7 +53,7 @@ async function openSandbox(id) {
   }
   let conn
   try {
-    conn = await Connection.open(socketPath(id))
+    conn = await Connection.open(socketPath(id), { greetingMs: GREETING_MS })
   } catch (e) {
     throw new CliError(`sandbox ${id}: ${e.message}`)
   }

@@ -31,6 +31,9 @@ const WAIT_MS = 5_000
  */
 const QUIET = new Set(['release', 'logsClose'])
 
+/** How long a supervisor that accepted a connection has to send its hello. */
+const GREETING_MS = 10_000
+
 /** Bytes read from the socket at once, into one buffer. */
 const READ_BUFFER = 1024 * 1024
 
@@ -71,8 +74,12 @@ class Connection extends EventEmitter {
     this.refusal = undefined
   }
 
-  /** Connects to the supervisor at `socketPath`; null when none answers there. */
-  static async open(socketPath) {
+  /**
+   * Connects to the supervisor at `socketPath`; null when none answers there. A supervisor that
+   * accepts but does not greet within `greetingMs` (stopped, say, by SIGSTOP) is
+   * SandboxSupervisorLostError rather than a wait without end.
+   */
+  static async open(socketPath, { greetingMs = GREETING_MS } = {}) {
     const conn = new Connection(null, socketPath)
     const socket = await new Promise((resolve, reject) => {
       // Read into one buffer, reused (see reader.js).
@@ -89,17 +96,24 @@ class Connection extends EventEmitter {
       socket.destroy()
       throw new errors.SandboxAccessError(`the sandbox socket ${socketPath} is served by uid ${other.uid}, not by this user (uid ${process.getuid()})`)
     }
-    await conn.greet()
+    await conn.greet(greetingMs)
     return conn
   }
 
-  greet() {
+  greet(greetingMs) {
     return new Promise((resolve, reject) => {
       const onClose = () => reject(lost(`the sandbox supervisor at ${this.socketPath} closed the connection before its hello`))
       this.socket.once('close', onClose)
+      const timer = setTimeout(() => {
+        this.greeting = undefined
+        this.socket.removeListener('close', onClose)
+        this.socket.destroy()
+        reject(lost(`the sandbox supervisor at ${this.socketPath} accepted the connection but did not greet within ${greetingMs} ms (is it stopped?)`))
+      }, greetingMs)
       this.socket.on('error', () => {})
       this.greeting = (first) => {
         this.greeting = undefined
+        clearTimeout(timer)
         this.socket.removeListener('close', onClose)
         if (first instanceof Error) {
           this.socket.destroy()
