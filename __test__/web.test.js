@@ -109,3 +109,33 @@ test('createWebView refuses bad options with InvalidProcessOptionError', async (
     await assert.rejects(createWebView(o), InvalidProcessOptionError, JSON.stringify(o))
   }
 })
+
+test("the web view's log socket reads no further while the browser is behind, and goes on without a gap", async () => {
+  const { serveLog } = require('../lib/web/log-socket')
+  const pm = new ProcessManager()
+  try {
+    const p = await pm.spawn('i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done')
+    await p.wait()
+    const frames = []
+    const ws = Object.assign(new EventEmitter(), {
+      bufferedAmount: 10 * 1024 * 1024,
+      readyState: 1,
+      send: (d) => frames.push(JSON.parse(d)),
+      close() {
+        this.readyState = 3
+        this.emit('close')
+      },
+    })
+    const served = serveLog(p, ws, {})
+    await new Promise((r) => setTimeout(r, 100))
+    assert.equal(frames.length, 0, 'nothing read while the socket holds more than 256 KiB')
+    ws.bufferedAmount = 0
+    await served
+    const text = frames.filter((f) => f.type === 'stdout').map((f) => Buffer.from(f.data, 'base64').toString()).join('')
+    assert.equal(text, Array.from({ length: 3000 }, (_, i) => `line ${i}\n`).join(''))
+    assert.equal(frames.at(-1).type, 'exit')
+    assert.equal(ws.readyState, 3, 'closed after the exit')
+  } finally {
+    await pm.close()
+  }
+})
