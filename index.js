@@ -17,4 +17,9 @@ function liveProcessCount() {
   return binding.liveProcessCount()
 }
 
-module.exports = { ProcessManager, ProcessHandle, Process, Terminal, liveProcessCount, ...errorClasses }
+/** The local web view of managers and sandboxes (lib/web/, loaded on first use: it brings in `ws`). */
+function createWebView(options) {
+  return require('./lib/web').createWebView(options)
+}
+
+module.exports = { ProcessManager, ProcessHandle, Process, Terminal, liveProcessCount, createWebView, ...errorClasses }

@@ -10,6 +10,7 @@ export const {
   Process,
   Terminal,
   liveProcessCount,
+  createWebView,
   ProcessError,
   StaleProcessHandleError,
   ProcessNotFoundError,

@@ -99,6 +99,14 @@ const examples = [
     },
   },
   {
+    file: 'web-view.mjs',
+    mastra: false,
+    async run(node, project) {
+      const out = run(node, project, this.file)
+      expectLines(out, [/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/m, /^303 the page lists the terminal$/m, /^403 without the token$/m], this.file)
+    },
+  },
+  {
     file: 'mastra-workspace.mjs',
     mastra: true,
     async run(node, project) {

@@ -4,7 +4,7 @@
  * Re-exported by `procvisor` (index.d.ts).
  * @module
  */
-import type { InvalidProcessOptionError, ProcessAlreadyExitedError } from './errors'
+import type { InvalidProcessCursorError, InvalidProcessOptionError, ProcessAlreadyExitedError } from './errors'
 import type { ProcessManager } from './manager'
 import type { ProcessLimits, ProcessSignal, TerminalOptions } from './options'
 import type {
@@ -18,6 +18,7 @@ import type {
   WaitForLogOptions,
   WaitForLogResult,
 } from './processes-api'
+import type { TerminalConnectOptions, TerminalSocket } from './web'
 
 /** Options of {@link ProcessManager.createTerminal}: what runs, where, and the window. */
 export interface CreateTerminalOptions extends TerminalOptions {
@@ -99,6 +100,16 @@ export declare class Terminal {
   kill(signal?: ProcessSignal): Promise<void>
   /** SIGKILL to every process of the terminal's session; resolves with the exit once all are gone. */
   terminate(): Promise<ProcessExit>
+  /**
+   * Serves this terminal on a WebSocket (the `ws` package's, or any {@link TerminalSocket}) in
+   * the protocol of xterm.js's attach addon: the output as binary frames, from the first retained
+   * byte or right after `since`; text or binary frames received are typed; a text frame of
+   * `"\u0000"` followed by JSON `{ "cols": n, "rows": n }` resizes. Resolves once the socket
+   * closed or the program ended (the socket is then closed with 1000). A `since` the output does
+   * not know closes the socket with 1008 and rejects with {@link InvalidProcessCursorError}.
+   * The output waits while the socket holds over 256 KiB unsent.
+   */
+  connect(ws: TerminalSocket, options?: TerminalConnectOptions): Promise<void>
   /** What the terminal shows now (also after the exit: its last screen). */
   getSnapshot(): Promise<TerminalSnapshot>
 }

@@ -10,6 +10,7 @@ import {
   ProcessExitedBeforeReadyError,
   ProcessExitedBeforeLogError,
   Terminal,
+  createWebView,
   type TerminalSnapshot,
   type CommandResult,
   type ProcessStatus,
@@ -91,6 +92,14 @@ export async function terminals(pm: ProcessManager): Promise<void> {
   const again: Terminal | null = await pm.getTerminal(t.id)
   const all: ProcessStatus[] = await pm.listTerminals()
   for await (const e of await t.output({ since: 'c', follow: true })) void e.cursor
+  // Any WebSocket-like object: the `ws` package's, or one of the app's own.
+  const socket = { send(_d: Uint8Array | string) {}, close() {}, on() { return socket }, bufferedAmount: 0 }
+  const served: Promise<void> = t.connect(socket, { since: 'c', cursors: true })
+  void served
+  const view = await createWebView({ port: 0, managers: [pm] })
+  const url: string = view.url
+  await view.close()
+  void url
   // @ts-expect-error command is an argv
   await pm.createTerminal({ command: 'bash' })
   void [code, row, lines, interrupted, again, all]

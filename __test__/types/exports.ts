@@ -6,6 +6,7 @@ import {
   Process,
   Terminal,
   liveProcessCount,
+  createWebView,
   ProcessError,
   StaleProcessHandleError,
   ProcessNotFoundError,
@@ -54,6 +55,11 @@ import {
   type WaitForPortOptions,
   type CreateTerminalOptions,
   type TerminalSnapshot,
+  type TerminalSocket,
+  type TerminalConnectOptions,
+  type WebViewOptions,
+  type WebViewSandbox,
+  type WebView,
   // Declared without `export`, yet importable: a declaration file exports every top-level name.
   type ProcessStatusBase,
   type WithoutSig,
@@ -65,7 +71,7 @@ const expectTrue = <T extends true>(t: T): T => t
 
 // The values, exactly: the classes and the function, nothing missing and nothing more.
 const values = {
-  ProcessManager, ProcessHandle, Process, Terminal, liveProcessCount, ProcessError, StaleProcessHandleError,
+  ProcessManager, ProcessHandle, Process, Terminal, liveProcessCount, createWebView, ProcessError, StaleProcessHandleError,
   ProcessNotFoundError, ProcessWaitTimeoutError, ProcessAbortedError, ProcessReadyTimeoutError,
   ProcessExitedBeforeReadyError, ProcessExitedBeforeLogError, InvalidProcessCwdError,
   InvalidProcessEnvironmentError, InvalidProcessCursorError, ProcessSpawnFailedError, InvalidProcessCommandError,
@@ -107,6 +113,11 @@ export type Types = [
   WaitForPortOptions,
   CreateTerminalOptions,
   TerminalSnapshot,
+  TerminalSocket,
+  TerminalConnectOptions,
+  WebViewOptions,
+  WebViewSandbox,
+  WebView,
   ProcessStatusBase,
   WithoutSig<'SIGTERM'>,
 ]

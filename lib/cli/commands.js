@@ -175,4 +175,4 @@ async function destroy(args, io) {
   return 0
 }
 
-module.exports = { ls, ps, logs, kill, stop, destroy }
+module.exports = { ls, ps, logs, kill, stop, destroy, processRow }

@@ -65,6 +65,15 @@ const COMMANDS = {
     options: {},
     run: (a, io) => require('./commands').destroy(a, io),
   },
+  web: {
+    usage: 'procvisor web [--port N]',
+    about:
+      "Serves a web view of this user's persistent sandboxes on 127.0.0.1: their processes, each process's log live, terminals in the browser. " +
+      'The first line printed is the URL, with the token every request needs. Runs until Ctrl-C.',
+    positionals: [],
+    options: { port: { type: 'string', short: 'p' } },
+    run: (a, io) => require('./web').web(a, io),
+  },
 }
 
 function help() {

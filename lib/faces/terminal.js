@@ -8,6 +8,7 @@ const observe = require('../process/observe')
 const { ProcessCore } = require('../process/core')
 const { ProcessView } = require('./view')
 const { traceMethods } = require('../native/trace')
+const { connectTerminal } = require('./connect')
 
 /** The Processes API's reading methods (status, waitForExit, waitForLog…) come from ProcessView. */
 class Terminal extends ProcessView {
@@ -74,6 +75,16 @@ class Terminal extends ProcessView {
     return observe.waitForExit(this._core.native)
   }
 
+  /**
+   * Serves this terminal over a WebSocket (`ws` or any object like it) in the protocol of
+   * xterm.js's attach addon, plus a resize message (lib/faces/connect.js); `since` resumes the
+   * output after a cursor. Resolves once the socket closed or the program ended.
+   */
+  async connect(ws, options) {
+    this._core.check()
+    return connectTerminal(this, ws, options)
+  }
+
   /** What the terminal shows now, rendered from its output: `{ cols, rows, lines, cursor, title }`. */
   async getSnapshot() {
     this._core.check()
@@ -82,6 +93,6 @@ class Terminal extends ProcessView {
   }
 }
 
-traceMethods(Terminal, ['write', 'resize', 'output', 'interrupt', 'kill', 'terminate', 'getSnapshot'])
+traceMethods(Terminal, ['write', 'resize', 'output', 'connect', 'interrupt', 'kill', 'terminate', 'getSnapshot'])
 
 module.exports = { Terminal }

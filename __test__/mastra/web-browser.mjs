@@ -1,0 +1,61 @@
+// What the web view's browser tests share: Debian's Chromium driven by playwright-core, and
+// readers of what a page shows.
+import * as fs from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+export const CHROMIUM = process.env.PROCVISOR_CHROMIUM || '/usr/bin/chromium'
+
+/** Headless Chromium; a clear failure (not a skip) when it is not installed. */
+export async function launchChromium() {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`the web view's browser tests need Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`)
+  }
+  const { chromium } = require('playwright-core')
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+}
+
+/**
+ * A page whose WebSockets are recorded in `window.__sockets`, so that a test can drop one as a
+ * network would.
+ */
+export async function recordingPage(browser, viewport = { width: 900, height: 500 }) {
+  const page = await browser.newPage({ viewport })
+  await page.addInitScript(() => {
+    const Native = window.WebSocket
+    window.__sockets = []
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args)
+        window.__sockets.push(this)
+      }
+    }
+  })
+  return page
+}
+
+/** Drops the page's newest WebSocket; resolves once the page has opened another. */
+export async function dropConnection(page) {
+  const before = await page.evaluate(() => {
+    window.__sockets.at(-1).close()
+    return window.__sockets.length
+  })
+  await page.waitForFunction((n) => window.__sockets.length > n && window.__sockets.at(-1).readyState === 1, before)
+}
+
+/** The rows of the xterm.js screen on the page, as text, trailing blanks removed. */
+export function screenLines(page) {
+  return page.evaluate(() => [...document.querySelectorAll('.xterm-rows > div')].map((d) => d.textContent.replace(/\u00a0/g, ' ').trimEnd()))
+}
+
+/** Waits until a row of the screen matches `re`; the rows on failure. */
+export async function screenShows(page, re, timeout = 10_000) {
+  const end = Date.now() + timeout
+  let lines
+  while (Date.now() < end) {
+    lines = await screenLines(page)
+    if (lines.some((l) => re.test(l))) return lines
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`the screen never showed ${re}:\n${(lines || []).join('\n')}`)
+}

@@ -1,0 +1,76 @@
+'use strict'
+// `procvisor web`: the local web view (lib/web/) of this user's persistent sandboxes, found
+// afresh for every page as `procvisor ls` finds them. The URL, with its token, is the first line
+// of stdout; the server runs until Ctrl-C (or SIGTERM).
+
+const { startServer } = require('../web/server')
+const { processRow } = require('./commands')
+const { CliError, allSandboxes, openSandbox, processOf } = require('./sandboxes')
+
+/** The web view's catalog: every sandbox that answers on its socket, and its processes. */
+const persistentCatalog = {
+  async list() {
+    const conns = await allSandboxes()
+    try {
+      const groups = []
+      for (const conn of conns) {
+        const s = conn.sandbox
+        const group = { key: s.id, kind: 'sandbox', title: `sandbox ${s.id}`, detail: `${s.workingDirectory} · supervisor pid ${s.pid}`, processes: [] }
+        try {
+          for (const listed of await conn.call('list')) {
+            const row = await processRow(conn, listed)
+            group.processes.push({ ref: row.pid, command: row.command, pid: row.pid, state: row.state, exitCode: row.exitCode, terminal: false })
+          }
+        } catch (e) {
+          // A sandbox stopping while it is listed: said on the page, the others still shown.
+          group.error = e.message
+        }
+        groups.push(group)
+      }
+      return groups
+    } finally {
+      for (const conn of conns) conn.close()
+    }
+  },
+  async open(key, ref) {
+    let conn
+    try {
+      conn = await openSandbox(key)
+      return { target: await processOf(conn, ref), close: () => conn.close() }
+    } catch (e) {
+      if (conn) conn.close()
+      if (e instanceof CliError) return null
+      throw e
+    }
+  },
+}
+
+async function web(args, io) {
+  let port = 0
+  if (args.port !== undefined) {
+    port = /^[0-9]{1,5}$/.test(args.port) ? Number(args.port) : NaN
+    if (!(port >= 0 && port <= 65535)) throw new (require('./main').UsageError)(`--port must be a port number (0 to 65535), not ${JSON.stringify(args.port)}`)
+  }
+  let view
+  try {
+    view = await startServer({ catalog: persistentCatalog, port, host: '127.0.0.1' })
+  } catch (e) {
+    if (e && e.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use`)
+    throw e
+  }
+  io.out.write(`${view.url}\n`)
+  io.err.write('procvisor web: open the URL above (it holds the token); Ctrl-C stops\n')
+  await new Promise((resolve) => {
+    const stop = () => {
+      process.removeListener('SIGINT', stop)
+      process.removeListener('SIGTERM', stop)
+      resolve()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+  await view.close()
+  return 0
+}
+
+module.exports = { web, persistentCatalog }

@@ -1,0 +1,80 @@
+// A terminal page: xterm.js (its default DOM renderer, so the screen's text is in the page) on
+// the terminal's WebSocket through the attach addon. Sizes follow the page (fit addon) and are
+// sent as "\u0000" + JSON { cols, rows }. The server also sends "\u0000" + JSON control frames
+// (the cursor after each output frame, the exit), which are kept from the attach addon. After a
+// dropped connection the page reconnects by itself with `since` the last cursor: the screen it
+// has is the program's, and the output goes on from the next byte.
+'use strict'
+;(() => {
+  const { key, ref } = document.body.dataset
+  const state = document.getElementById('state')
+  const term = new Terminal({ scrollback: 5000, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, monospace', fontSize: 13 })
+  const fit = new FitAddon.FitAddon()
+  term.loadAddon(fit)
+  term.open(document.getElementById('terminal'))
+  fit.fit()
+  term.focus()
+  let cursor
+  let over = false
+  let socket
+  let delay = 250
+  window.procvisorTerminal = term
+
+  function sendSize() {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send('\u0000' + JSON.stringify({ cols: term.cols, rows: term.rows }))
+  }
+  term.onResize(sendSize)
+  new ResizeObserver(() => fit.fit()).observe(document.getElementById('terminal'))
+
+  /** The socket as the attach addon sees it: the output frames only. */
+  function outputOnly(ws) {
+    const view = new EventTarget()
+    Object.defineProperties(view, {
+      readyState: { get: () => ws.readyState },
+      binaryType: { get: () => ws.binaryType, set: (v) => (ws.binaryType = v) },
+    })
+    view.send = (data) => ws.send(data)
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data !== 'string') view.dispatchEvent(new MessageEvent('message', { data: e.data }))
+    })
+    ws.addEventListener('close', () => view.dispatchEvent(new Event('close')))
+    ws.addEventListener('error', () => view.dispatchEvent(new Event('error')))
+    return view
+  }
+
+  function control(text) {
+    const m = JSON.parse(text.slice(1))
+    if (m.cursor) cursor = m.cursor
+    if (m.exit) {
+      over = true
+      state.textContent = m.exit.signal ? `(exited, signal ${m.exit.signal})` : `(exited ${m.exit.code})`
+      document.body.dataset.exited = 'true'
+    }
+  }
+
+  function connect() {
+    const since = cursor ? `&since=${encodeURIComponent(cursor)}` : ''
+    const ws = new WebSocket(`ws://${location.host}/ws/terminal/${encodeURIComponent(key)}/${encodeURIComponent(ref)}?cursors=1${since}`)
+    ws.binaryType = 'arraybuffer'
+    socket = ws
+    let attach
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data === 'string' && e.data[0] === '\u0000') control(e.data)
+    })
+    ws.addEventListener('open', () => {
+      delay = 250
+      attach = new AttachAddon.AttachAddon(outputOnly(ws))
+      term.loadAddon(attach)
+      sendSize()
+      document.body.dataset.connected = 'true'
+    })
+    ws.addEventListener('close', () => {
+      document.body.dataset.connected = 'false'
+      if (attach) attach.dispose()
+      if (over) return
+      setTimeout(connect, delay)
+      delay = Math.min(delay * 2, 5000)
+    })
+  }
+  connect()
+})()

@@ -1,0 +1,114 @@
+'use strict'
+// What the web view shows: a catalog of groups (a ProcessManager, a Mastra sandbox, a persistent
+// sandbox of this user), each with its processes. `list()` is read afresh for every index page;
+// `open(key, ref)` gives the object a page's WebSocket reads and types into, and how to let go
+// of it, or null when there is no such group or process.
+//
+// A process entry: `{ ref, command, pid, state, exitCode, terminal }`; `ref` names it in URLs,
+// `terminal` says it runs on a pseudo-terminal as far as the group knows (any process can still
+// be opened as one: its output is shown and what is typed goes to its stdin).
+
+/** A shell command as given, or the argv joined. */
+function commandText(argv, command) {
+  if (typeof command === 'string') return command
+  if (!Array.isArray(argv)) return ''
+  if (argv.length === 3 && argv[0] === '/bin/sh' && argv[1] === '-c') return argv[2]
+  return argv.join(' ')
+}
+
+/** Keys for URLs: a sandbox by its id where that is unique, else by its place in the list. */
+function keysOf(items, prefix, idOf) {
+  const ids = items.map(idOf)
+  return items.map((item, i) => {
+    const id = ids[i]
+    return typeof id === 'string' && id !== '' && ids.indexOf(id) === i && !/^(manager|sandbox)-\d+$/.test(id) ? id : `${prefix}-${i + 1}`
+  })
+}
+
+/** A ProcessManager of this Node process (the Processes API face). */
+function managerGroup(manager, key, index) {
+  return {
+    key,
+    kind: 'manager',
+    title: `ProcessManager ${index + 1}`,
+    detail: manager.workingDirectory,
+    async processes() {
+      const terminals = new Set((await manager.listTerminals()).map((t) => t.id))
+      return (await manager.listProcesses()).map((s) => {
+        const record = manager._records.get(s.id)
+        const terminal = terminals.has(s.id)
+        return {
+          ref: s.id,
+          command: terminal ? s.id : commandText(s.command, record && record.core.command),
+          pid: s.pid,
+          state: s.state,
+          exitCode: s.exit ? s.exit.code : undefined,
+          terminal,
+        }
+      })
+    },
+    async open(ref) {
+      const terminal = await manager.getTerminal(ref)
+      if (terminal) return { target: terminal, close() {} }
+      const record = manager._records.get(ref)
+      // The Mastra handle can also be typed into; a Process of exec() only read.
+      const target = (record && record.listed && record.handle) || (await manager.getProcess(ref))
+      return target ? { target, close() {} } : null
+    },
+  }
+}
+
+/** A Mastra sandbox of this Node process (NativeLocalSandbox): its `processes`. */
+function sandboxGroup(sandbox, key) {
+  return {
+    key,
+    kind: 'sandbox',
+    title: `sandbox ${sandbox.id}`,
+    detail: sandbox.workingDirectory ?? '',
+    async processes() {
+      return (await sandbox.processes.list()).map((p) => ({
+        ref: String(p.pid),
+        command: p.command ?? '',
+        pid: p.pid,
+        state: p.running ? 'running' : 'exited',
+        exitCode: p.exitCode,
+        terminal: false,
+      }))
+    },
+    async open(ref) {
+      const handle = await sandbox.processes.get(ref)
+      const target = handle && handle.nativeHandle
+      return target ? { target, close() {} } : null
+    },
+  }
+}
+
+/** The catalog of what an app handed to createWebView: its managers and its sandboxes. */
+function appCatalog({ managers = [], sandboxes = [] }) {
+  const mKeys = keysOf(managers, 'manager', () => undefined)
+  const sKeys = keysOf(sandboxes, 'sandbox', (s) => s && s.id)
+  const groups = [...managers.map((m, i) => managerGroup(m, mKeys[i], i)), ...sandboxes.map((s, i) => sandboxGroup(s, sKeys[i]))]
+  const byKey = new Map(groups.map((g) => [g.key, g]))
+  return {
+    async list() {
+      const out = []
+      for (const g of groups) {
+        const entry = { key: g.key, kind: g.kind, title: g.title, detail: g.detail, processes: [] }
+        try {
+          entry.processes = await g.processes()
+        } catch (e) {
+          // A closed manager or a stopped sandbox: said on the page, the others still shown.
+          entry.error = e && e.message ? e.message : String(e)
+        }
+        out.push(entry)
+      }
+      return out
+    },
+    async open(key, ref) {
+      const g = byKey.get(key)
+      return g ? g.open(ref) : null
+    },
+  }
+}
+
+module.exports = { appCatalog, commandText }
