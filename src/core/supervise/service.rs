@@ -6,16 +6,15 @@
 
 use crate::core::error::CoreError;
 use crate::core::exit::StopReason;
-use crate::core::launch::command::Containment;
 use crate::core::launch::restart::RestartPolicy;
 use crate::core::launch::spawn::Launched;
 use crate::core::output::log::{EventBody, Stream};
 use crate::core::supervise::process::{Process, SignalIntent};
 use crate::core::supervise::state::State;
 use crate::core::supervise::stdin::Stdin;
-use crate::core::supervise::supervisor::{contain, reads};
+use crate::core::supervise::supervisor::{launch_contained, reads};
 use crate::core::tree::cgroup::Cgroup;
-use crate::core::{launch::spawn, tree::watchdog};
+use crate::core::tree::watchdog;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -74,20 +73,7 @@ pub(super) async fn backoff(
 /// its watchdog entry, for the supervisor.
 pub(super) fn relaunch(p: &Arc<Process>) -> Result<(Option<Arc<OwnedFd>>, Option<watchdog::Entry>), CoreError> {
     let Some((spec, _)) = &p.service else { unreachable!("only a service is launched again") };
-    let cgroup = match spec.containment {
-        Containment::Cgroup => Some(contain(spec)?),
-        Containment::ProcessGroup => None,
-    };
-    let mut launched = match spawn::launch(spec, spawn::Placement { cgroup: cgroup.as_ref() }) {
-        Ok(l) => l,
-        Err(e) => {
-            if let Some(cg) = cgroup {
-                cg.release(false);
-            }
-            return Err(e);
-        }
-    };
-    let listed = cgroup.is_none().then(|| watchdog::register(launched.pid as i32));
+    let (mut launched, cgroup, listed) = launch_contained(spec)?;
     let halted = p.begin_run(&mut launched, cgroup);
     let (stdout, stderr) = (launched.stdout, launched.stderr);
     if stderr.is_none() {

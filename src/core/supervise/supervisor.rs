@@ -58,6 +58,30 @@ pub fn spawn_with_pump(
 /// for work, which costs a hand-off per task on the launch path.
 pub type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// Starts `spec`'s root in a cgroup of its own or in its own process group, as its containment
+/// says: the one way a first run and a service's next run are started. A cgroup made for a launch
+/// that failed is released. A contained tree needs no watchdog entry of its own (the watchdog
+/// kills the parent cgroup, and with it every tree, should Node die); a process group gets one.
+pub(super) fn launch_contained(
+    spec: &SpawnSpec,
+) -> CoreResult<(spawn::Launched, Option<Cgroup>, Option<watchdog::Entry>)> {
+    let cgroup = match spec.containment {
+        Containment::Cgroup => Some(contain(spec)?),
+        Containment::ProcessGroup => None,
+    };
+    let launched = match spawn::launch(spec, spawn::Placement { cgroup: cgroup.as_ref() }) {
+        Ok(l) => l,
+        Err(e) => {
+            if let Some(cg) = cgroup {
+                cg.release(false);
+            }
+            return Err(e);
+        }
+    };
+    let listed = cgroup.is_none().then(|| watchdog::register(launched.pid as i32));
+    Ok((launched, cgroup, listed))
+}
+
 /// Launches `spec` and returns the process with the future that must run for it to be read and
 /// supervised. `pump`, the listener pump's wake-up, is installed before the readers start, so the
 /// pump holds the producer back from the first byte; `hold` holds it for a byte-stream reader at
@@ -71,22 +95,7 @@ pub fn launch(
     pump: Option<Box<dyn Fn() + Send + Sync>>,
     hold: bool,
 ) -> CoreResult<(Arc<Process>, Run)> {
-    let cgroup = match spec.containment {
-        Containment::Cgroup => Some(contain(&spec)?),
-        Containment::ProcessGroup => None,
-    };
-    let mut launched = match spawn::launch(&spec, spawn::Placement { cgroup: cgroup.as_ref() }) {
-        Ok(l) => l,
-        Err(e) => {
-            if let Some(cg) = cgroup {
-                cg.release(false);
-            }
-            return Err(e);
-        }
-    };
-    // A contained tree needs no entry of its own: the watchdog kills the parent cgroup, and with
-    // it every tree, should Node die.
-    let listed = cgroup.is_none().then(|| watchdog::register(launched.pid as i32));
+    let (mut launched, cgroup, listed) = launch_contained(&spec)?;
     let proc = Arc::new(Process::new(&spec, id, owner, &mut launched, cgroup));
     registry::insert(&proc.id, Arc::downgrade(&proc) as std::sync::Weak<dyn registry::Member>);
     if let Some(wake) = pump {
@@ -126,7 +135,7 @@ pub(super) fn reads(p: Arc<Process>, stdout: OwnedFd, stderr: Option<OwnedFd>) -
 }
 
 /// An empty cgroup for a launch to join.
-pub(super) fn contain(spec: &SpawnSpec) -> CoreResult<Cgroup> {
+fn contain(spec: &SpawnSpec) -> CoreResult<Cgroup> {
     let failed =
         |reason: String, errno: Option<i32>| CoreError::SpawnFailed { program: spec.argv[0].clone(), reason, errno };
     let parent = cgroup::parent().map_err(|why| failed(format!("no cgroup to contain it: {why}"), None))?;
