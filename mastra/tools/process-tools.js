@@ -23,6 +23,16 @@ async function processOf(sandbox, pid) {
 }
 
 /** What a wait returns when the process ended first: its exit and why, from its stderr. */
+/** What a wait says when it was not satisfied: how the process ended, or why it gave up. */
+function waitEnd(z) {
+  return {
+    exitCode: z.number().nullable().optional(),
+    signal: z.number().optional(),
+    stderrTail: z.string().optional(),
+    message: z.string().optional(),
+  }
+}
+
 function ended(e) {
   const out = { exitCode: e.exitCode ?? null }
   if (e.signal !== undefined) out.signal = e.signal
@@ -75,10 +85,7 @@ function processTools(ctx) {
     outputSchema: z.object({
       ready: z.boolean(),
       ms: z.number(),
-      exitCode: z.number().nullable().optional(),
-      signal: z.number().optional(),
-      stderrTail: z.string().optional(),
-      message: z.string().optional(),
+      ...waitEnd(z),
     }),
     async execute(input, sandbox) {
       const handle = await processOf(sandbox, input.pid)
@@ -114,10 +121,7 @@ function processTools(ctx) {
       matched: z.boolean(),
       line: z.string().nullable(),
       cursor: z.string().nullable(),
-      exitCode: z.number().nullable().optional(),
-      signal: z.number().optional(),
-      stderrTail: z.string().optional(),
-      message: z.string().optional(),
+      ...waitEnd(z),
     }),
     async execute(input, sandbox) {
       const handle = await processOf(sandbox, input.pid)
