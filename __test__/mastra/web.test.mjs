@@ -202,7 +202,8 @@ describe('the web view', () => {
 await sb.start()
 const p = await sb.processes.spawn('echo hello from elsewhere; sleep 60')
 const sh = await sb.processes.spawn('bash --norc --noprofile -i', { pty: true, env: { PS1: '$ ', HISTFILE: '/dev/null' } })
-console.log(JSON.stringify({ pid: p.pid, sh: sh.pid }))`,
+const t = await sb.terminals.create({ command: ['sh', '-i'], env: { PS1: '% ' } })
+console.log(JSON.stringify({ pid: p.pid, sh: sh.pid, terminal: t.id }))`,
     )
     const s = await started.first
     await started.exited
@@ -230,6 +231,14 @@ console.log(JSON.stringify({ pid: p.pid, sh: sh.pid }))`,
     await screenShows(page, /^\$$/)
     await page.keyboard.type('echo $((6*7))\n')
     await screenShows(page, /^42$/)
+
+    // A terminal of the sandbox, listed by its id and driven the same way.
+    await page.goto(url)
+    assert.match(await page.locator(`section[data-key="${id}"]`).innerText(), new RegExp(s.terminal))
+    await page.goto(new URL(`/t/${id}/${s.terminal}`, url).href)
+    await screenShows(page, /^%/)
+    await page.keyboard.type('echo $((7*6))x\n')
+    await screenShows(page, /^42x$/)
     await page.close()
 
     web.kill('SIGINT')

@@ -5,7 +5,7 @@
 
 const { startServer } = require('../web/server')
 const { processRow } = require('./commands')
-const { CliError, allSandboxes, openSandbox, processOf } = require('./sandboxes')
+const { CliError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 
 /** The web view's catalog: every sandbox that answers on its socket, and its processes. */
 const persistentCatalog = {
@@ -20,6 +20,11 @@ const persistentCatalog = {
           for (const listed of await conn.call('list')) {
             const row = await processRow(conn, listed)
             group.processes.push({ ref: row.pid, command: row.command, pid: row.pid, state: row.state, exitCode: row.exitCode, terminal: false })
+          }
+          // The sandbox's terminals, by their ids (a process's ref is its pid, all digits).
+          for (const t of await conn.call('terminalList')) {
+            const st = await (await terminalOf(conn, t.id)).status()
+            group.processes.push({ ref: t.id, command: t.id, pid: t.pid, state: st.state, exitCode: st.exit?.code, terminal: true })
           }
         } catch (e) {
           // A sandbox stopping while it is listed: said on the page, the others still shown.
@@ -36,7 +41,8 @@ const persistentCatalog = {
     let conn
     try {
       conn = await openSandbox(key)
-      return { target: await processOf(conn, ref), close: () => conn.close() }
+      const target = /^[1-9][0-9]*$/.test(ref) ? await processOf(conn, ref) : await terminalOf(conn, ref)
+      return { target, close: () => conn.close() }
     } catch (e) {
       if (conn) conn.close()
       if (e instanceof CliError) return null
