@@ -14,6 +14,26 @@ const { traceMethods } = require('../native/trace')
 const STDIN_PIECE = 1024 * 1024
 
 /**
+ * A call to the supervisor of `method(...args)` (made by `send`) that an `abortSignal` in its last
+ * argument aborts here; the supervisor's side ends by its own timeout or with the process.
+ */
+function abortable(method, args, send) {
+  const options = args[args.length - 1]
+  const signal = options && typeof options === 'object' && !(options instanceof RegExp) ? options.signal : undefined
+  if (signal !== undefined) checkSignal(signal, 'signal')
+  // Checked before anything is sent: a call made and then dropped would reject later, with
+  // nobody listening, and end this Node process.
+  if (signal && signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
+  const call = send()
+  if (!signal) return call
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new errors.ProcessAbortedError(`${method} was aborted`))
+    signal.addEventListener('abort', onAbort, { once: true })
+    call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
+/**
  * procvisor's ProcessHandle of one remote process (`handle.nativeHandle`): the same members as a
  * local process's, the Processes API methods answered by the supervisor, so cursors from any
  * Node process attached to the sandbox resume in any other. An `abortSignal` aborts the wait
@@ -138,19 +158,7 @@ class RemoteProcessView {
   }
 
   _call(method, ...args) {
-    const options = args[args.length - 1]
-    const signal = options && typeof options === 'object' && !(options instanceof RegExp) ? options.signal : undefined
-    if (signal !== undefined) checkSignal(signal, 'signal')
-    // Checked before anything is sent: a call made and then dropped would reject later, with
-    // nobody listening, and end this Node process.
-    if (signal && signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
-    const call = this._conn.call('view', { pid: this._pid, method, args })
-    if (!signal) return call
-    return new Promise((resolve, reject) => {
-      const onAbort = () => reject(new errors.ProcessAbortedError(`${method} was aborted`))
-      signal.addEventListener('abort', onAbort, { once: true })
-      call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-    })
+    return abortable(method, args, () => this._conn.call('view', { pid: this._pid, method, args }))
   }
 
   status() {
@@ -227,4 +235,4 @@ class RemoteProcessView {
 
 traceMethods(RemoteProcessView, ['wait', 'status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize', 'sendStdin', 'closeStdin'])
 
-module.exports = { RemoteProcessView }
+module.exports = { RemoteProcessView, abortable }

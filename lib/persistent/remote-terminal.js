@@ -7,6 +7,7 @@ const errors = require('../native/errors')
 const { checkSignal } = require('../native/util')
 const { binding } = require('../native/native')
 const { traceMethods } = require('../native/trace')
+const { abortable } = require('./handles')
 
 /** Bytes typed per call: well under a frame's limit, whatever a write's size. */
 const WRITE_PIECE = 1024 * 1024
@@ -32,17 +33,7 @@ class RemoteTerminal {
   }
 
   _call(method, ...args) {
-    const options = args[args.length - 1]
-    const signal = options && typeof options === 'object' && !(options instanceof RegExp) ? options.signal : undefined
-    if (signal !== undefined) checkSignal(signal, 'signal')
-    if (signal && signal.aborted) return Promise.reject(new errors.ProcessAbortedError(`${method} was aborted`))
-    const call = this._conn.call('terminalCall', { id: this._id, method, args })
-    if (!signal) return call
-    return new Promise((resolve, reject) => {
-      const onAbort = () => reject(new errors.ProcessAbortedError(`${method} was aborted`))
-      signal.addEventListener('abort', onAbort, { once: true })
-      call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-    })
+    return abortable(method, args, () => this._conn.call('terminalCall', { id: this._id, method, args }))
   }
 
   /** Keeps Node alive while a wait is pending, as a local wait would. */
