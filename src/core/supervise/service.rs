@@ -69,10 +69,19 @@ pub(super) async fn backoff(
     }
 }
 
-/// Launches a service's next run into `p` and starts reading it. Returns the root's pidfd and
-/// its watchdog entry, for the supervisor.
-pub(super) fn relaunch(p: &Arc<Process>) -> Result<(Option<Arc<OwnedFd>>, Option<watchdog::Entry>), CoreError> {
+/// The root's pidfd and watchdog entry of a run just launched, for the supervisor.
+pub(super) type NextRun = (Option<Arc<OwnedFd>>, Option<watchdog::Entry>);
+
+/// Launches a service's next run into `p` and starts reading it. `None` when the service was
+/// halted before the launch: no run is started.
+///
+/// A run launched is always handed back, even one halted while it was being launched (it is
+/// killed at once here): its root must still be reaped by the supervisor, or it stays a zombie.
+pub(super) fn relaunch(p: &Arc<Process>) -> Result<Option<NextRun>, CoreError> {
     let Some((spec, _)) = &p.service else { unreachable!("only a service is launched again") };
+    if p.state().halt {
+        return Ok(None);
+    }
     let (mut launched, cgroup, listed) = launch_contained(spec)?;
     let halted = p.begin_run(&mut launched, cgroup);
     let (stdout, stderr) = (launched.stdout, launched.stderr);
@@ -84,7 +93,7 @@ pub(super) fn relaunch(p: &Arc<Process>) -> Result<(Option<Arc<OwnedFd>>, Option
         // Halted while this run was being launched: it ends at once, as a killed run.
         p.signal(libc::SIGKILL, SignalIntent::Kill);
     }
-    Ok((launched.pidfd, listed))
+    Ok(Some((launched.pidfd, listed)))
 }
 
 /// The next run could not be launched (its program or working directory is gone): the service

@@ -177,14 +177,21 @@ async fn supervise(
             break;
         }
         match service::relaunch(&p) {
-            Ok((fd, entry)) => (pidfd, listed) = (fd, entry),
-            Err(e) => service::failed(&p, &e),
-        }
-        if p.state().is_finished() {
-            break;
+            // Supervised to its end whatever happened meanwhile: a run halted as it was launched
+            // was killed, and its root is reaped in `run`.
+            Ok(Some((fd, entry))) => (pidfd, listed) = (fd, entry),
+            Ok(None) => break,
+            Err(e) => {
+                service::failed(&p, &e);
+                break;
+            }
         }
     }
-    let outcome = p.state().outcome().unwrap_or_default();
+    let st = p.state();
+    // A service ended between two runs ends as the signal that ended it, also when a run was
+    // launched meanwhile and killed at once: that run's own end is not the service's.
+    let outcome = if st.ended_between_runs { st.finished.or(st.outcome()) } else { st.outcome() };
+    let outcome = outcome.unwrap_or_default();
     p.output.close(EventBody::Exited(outcome));
     // Out of the live count before `done` is seen: a waiter settled by that update may look at
     // the count at once.
