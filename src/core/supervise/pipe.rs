@@ -83,17 +83,32 @@ impl AsyncPipe {
         raw_read(self.fd.get_ref(), buf)
     }
 
+    /// Writes all of `data`. A terminal's master whose other side is gone reports itself
+    /// writable while every write finds it full: that hang-up is an error here, not a retry
+    /// without end (a loop that burnt a core and never settled).
     pub async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
         while !data.is_empty() {
             let mut guard = self.fd.writable().await?;
             match guard.try_io(|inner| raw_write(inner.get_ref(), data)) {
                 Ok(Ok(n)) => data = &data[n..],
                 Ok(Err(e)) => return Err(e),
-                Err(_would_block) => continue,
+                Err(_would_block) => {
+                    if hung_up(self.fd.get_ref()) {
+                        return Err(io::Error::from_raw_os_error(libc::EIO));
+                    }
+                }
             }
         }
         Ok(())
     }
+}
+
+/// Whether the other side of `fd` is gone (`POLLHUP` or `POLLERR`), asked without waiting.
+fn hung_up(fd: &OwnedFd) -> bool {
+    let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR) != 0
 }
 
 fn raw_read(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {

@@ -202,7 +202,7 @@ impl Process {
                 super::service::decide(policy, s, lasted);
             }
         });
-        self.stdin().shut();
+        self.stdin().exited();
         self.terminal.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 

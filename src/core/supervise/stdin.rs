@@ -13,7 +13,7 @@ use bytes::Bytes;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 enum Op {
     Write(Bytes, oneshot::Sender<CoreResult<()>>),
@@ -37,6 +37,9 @@ pub struct Stdin {
     mode: StdinMode,
     end: Mutex<End>,
     closed: AtomicBool,
+    /// Set at the root's exit: a write still pending then fails rather than wait for a reader
+    /// that may never come (a terminal in raw mode whose program is gone never drains).
+    gone: watch::Sender<bool>,
 }
 
 impl Stdin {
@@ -45,13 +48,19 @@ impl Stdin {
     /// end would not reach the program, which reads the slave).
     pub fn start(pid: u32, mode: StdinMode, fd: Option<OwnedFd>, terminal: bool) -> Self {
         let end = fd.map_or(End::Shut, |fd| End::Idle { fd, terminal });
-        Self { pid, mode, end: Mutex::new(end), closed: AtomicBool::new(false) }
+        Self { pid, mode, end: Mutex::new(end), closed: AtomicBool::new(false), gone: watch::Sender::new(false) }
     }
 
     /// Refuses writes from now on and lets the writer close the pipe. Held until the handle was
     /// dropped, the pipe cost one descriptor per exited process that a program kept a handle to.
     pub fn shut(&self) {
         *self.end.lock().unwrap_or_else(|e| e.into_inner()) = End::Shut;
+    }
+
+    /// The root has exited: writes are refused from now on, and one still pending fails.
+    pub fn exited(&self) {
+        self.shut();
+        self.gone.send_replace(true);
     }
 
     /// `exited` is the root's exit code once it has exited.
@@ -80,7 +89,7 @@ impl Stdin {
                 let rt = tokio::runtime::Handle::try_current()
                     .map_err(|e| CoreError::StdinWrite { pid: self.pid, reason: e.to_string() })?;
                 let (tx, rx) = mpsc::unbounded_channel();
-                rt.spawn(writer(self.pid, fd, rx, terminal));
+                rt.spawn(writer(self.pid, fd, rx, terminal, self.gone.subscribe()));
                 *end = End::Writing(tx.clone());
                 Ok(tx)
             }
@@ -122,22 +131,38 @@ impl Stdin {
     }
 }
 
-async fn writer(pid: u32, fd: OwnedFd, mut rx: mpsc::UnboundedReceiver<Op>, terminal: bool) {
+async fn writer(
+    pid: u32,
+    fd: OwnedFd,
+    mut rx: mpsc::UnboundedReceiver<Op>,
+    terminal: bool,
+    mut gone: watch::Receiver<bool>,
+) {
     let Ok(mut pipe) = pipe::AsyncPipe::new(fd) else {
         return;
     };
+    let failed = |reason: String| CoreError::StdinWrite { pid, reason };
     while let Some(op) = rx.recv().await {
         match op {
             Op::Write(data, reply) => {
-                let r = pipe.write_all(&data).await.map_err(|e| CoreError::StdinWrite {
-                    pid,
-                    reason: if e.raw_os_error() == Some(libc::EPIPE) {
-                        "the process closed its stdin or exited (EPIPE)".into()
-                    } else {
-                        e.to_string()
-                    },
-                });
+                let r = tokio::select! {
+                    // A write that can complete completes, even as the root exits.
+                    biased;
+                    r = pipe.write_all(&data) => r.map_err(|e| {
+                        failed(match e.raw_os_error() {
+                            Some(libc::EPIPE) => "the process closed its stdin or exited (EPIPE)".into(),
+                            Some(libc::EIO) if terminal => "the terminal was hung up: its program is gone (EIO)".into(),
+                            _ => e.to_string(),
+                        })
+                    }),
+                    _ = gone.wait_for(|g| *g) => Err(failed("the process exited before it read this input".into())),
+                };
+                let failed = r.is_err();
                 let _ = reply.send(r);
+                if failed && *gone.borrow() {
+                    // Nothing more can be written: the writes queued behind fail as the channel closes.
+                    return;
+                }
             }
             Op::Close(reply) => {
                 // ^D at the start of a line: the program's read returns 0 (in the usual mode).
