@@ -30,6 +30,7 @@ export const {
   ProcessStdinUnavailableError,
   ProcessStdinClosedError,
   ProcessStdinWriteError,
+  ProcessStdinBacklogError,
   ProcessOutputTruncatedError,
   SandboxSnapshotError,
   ProcessNoTerminalError,

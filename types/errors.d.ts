@@ -169,6 +169,17 @@ export declare class ProcessStdinWriteError extends ProcessError {
   /** The same code on the class, for `err.code === ProcessStdinWriteError.code`. */
   static readonly code: 'PROCESS_STDIN_WRITE_FAILED'
 }
+/**
+ * `PROCESS_STDIN_BACKLOG_FULL`: a write refused, nothing of it sent, because 16 MiB written before
+ * it are still unread by the process. Await earlier writes (or the `writer` stream's callbacks)
+ * before sending more.
+ */
+export declare class ProcessStdinBacklogError extends ProcessError {
+  /** Always `'PROCESS_STDIN_BACKLOG_FULL'`. */
+  readonly code: 'PROCESS_STDIN_BACKLOG_FULL'
+  /** The same code on the class, for `err.code === ProcessStdinBacklogError.code`. */
+  static readonly code: 'PROCESS_STDIN_BACKLOG_FULL'
+}
 /** `PROCESS_OUTPUT_TRUNCATED`: `handle.reader` fell behind the bounded log and output was lost. */
 export declare class ProcessOutputTruncatedError extends ProcessError {
   /** Always `'PROCESS_OUTPUT_TRUNCATED'`. */

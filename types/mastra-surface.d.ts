@@ -15,6 +15,7 @@ import type {
   ProcessStdinClosedError,
   ProcessStdinUnavailableError,
   ProcessStdinWriteError,
+  ProcessStdinBacklogError,
   StaleProcessHandleError,
 } from './errors'
 import type { ProcessManager } from './manager'
@@ -192,7 +193,9 @@ export declare class ProcessHandle {
    * `closeStdin()` reach the child in call order, even without awaiting. Rejects with
    * {@link ProcessAlreadyExitedError} after exit, {@link ProcessStdinUnavailableError} with
    * `stdinMode: 'ignore'`, {@link ProcessStdinClosedError} after `closeStdin()`, and
-   * {@link ProcessStdinWriteError} when the child closed its stdin (EPIPE).
+   * {@link ProcessStdinWriteError} when the child closed its stdin (EPIPE), and
+   * {@link ProcessStdinBacklogError} when 16 MiB written before are still unread (nothing of
+   * this write is sent: await earlier writes before sending more).
    */
   sendStdin(data: string | Uint8Array): Promise<void>
   /**

@@ -26,6 +26,7 @@ import {
   ProcessStdinUnavailableError,
   ProcessStdinClosedError,
   ProcessStdinWriteError,
+  ProcessStdinBacklogError,
   ProcessOutputTruncatedError,
   ProcessNoTerminalError,
   SandboxSnapshotError,
@@ -76,7 +77,7 @@ const values = {
   ProcessExitedBeforeReadyError, ProcessExitedBeforeLogError, InvalidProcessCwdError,
   InvalidProcessEnvironmentError, InvalidProcessCursorError, ProcessSpawnFailedError, InvalidProcessCommandError,
   InvalidProcessSignalError, ProcessManagerClosedError, ProcessAlreadyExitedError, ProcessStdinUnavailableError,
-  ProcessStdinClosedError, ProcessStdinWriteError, ProcessOutputTruncatedError, ProcessNoTerminalError,
+  ProcessStdinClosedError, ProcessStdinWriteError, ProcessStdinBacklogError, ProcessOutputTruncatedError, ProcessNoTerminalError,
   SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError, InvalidProcessOptionError,
 }
 expectTrue<Equal<keyof typeof procvisor, keyof typeof values>>(true)

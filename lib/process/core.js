@@ -17,6 +17,14 @@ const { scheduleDrain, listenersOf } = require('./listener-pump')
 const { readerOf, holdUntilNextTurn } = require('./stdout-reader')
 const { wire } = require('./request-wire')
 
+/**
+ * Bytes of stdin that may wait for a process, written but not yet taken by its pipe. Past it a
+ * write is refused with a typed error, nothing of it sent: a program that never reads its stdin
+ * must not make Node (or a persistent sandbox's supervisor) grow without bound. A single write
+ * larger than this is taken when nothing waits before it.
+ */
+const STDIN_BACKLOG = 16 * 1024 * 1024
+
 class ProcessCore {
   constructor(native, meta) {
     this.native = native
@@ -37,6 +45,8 @@ class ProcessCore {
     this.finishing = undefined
     /** The last stdin operation queued (see `stdinQueue`); undefined before the first. */
     this.stdinTail = undefined
+    /** Bytes of the writes queued and not yet settled. */
+    this.stdinQueued = 0
   }
 
   /** The id in its manager; read once (the native getter makes a new string per read). */
@@ -179,7 +189,23 @@ class ProcessCore {
     checkStdinData(data)
     // A copy: the caller may reuse its buffer as soon as this returns.
     const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
-    return this.stdinQueue(() => this.native.writeStdin(buf))
+    const queued = this.stdinQueued
+    if (queued > 0 && queued + buf.length > STDIN_BACKLOG) {
+      const E = errors.ProcessStdinBacklogError
+      return Promise.reject(
+        new E(
+          `stdin of process ${this.pid} is full: ${queued} bytes written before are still unread (at most ` +
+            `${STDIN_BACKLOG} may wait); nothing of this write was sent, await earlier writes before sending more`,
+        ),
+      )
+    }
+    this.stdinQueued += buf.length
+    const settle = () => {
+      this.stdinQueued -= buf.length
+    }
+    const run = this.stdinQueue(() => this.native.writeStdin(buf))
+    run.then(settle, settle)
+    return run
   }
 
   closeStdin() {
@@ -232,4 +258,4 @@ function launch(face, request, meta, listeners = [], holdForReader = false) {
   })
 }
 
-module.exports = { ProcessCore, launch, listenersOf }
+module.exports = { STDIN_BACKLOG, ProcessCore, launch, listenersOf }

@@ -66,6 +66,9 @@ error_kinds! {
     PROCESS_STDIN_UNAVAILABLE => "ProcessStdinUnavailableError", ProcessError;
     PROCESS_STDIN_CLOSED => "ProcessStdinClosedError", ProcessError;
     PROCESS_STDIN_WRITE_FAILED => "ProcessStdinWriteError", ProcessError;
+    /// A write refused because the input written before it is still unread past the bound
+    /// (raised in JS, where stdin writes are queued in call order).
+    PROCESS_STDIN_BACKLOG_FULL => "ProcessStdinBacklogError", ProcessError;
     PROCESS_OUTPUT_TRUNCATED => "ProcessOutputTruncatedError", ProcessError;
     /// A checkpoint that could not be captured, restored or removed (it names the path).
     SANDBOX_SNAPSHOT_FAILED => "SandboxSnapshotError", ProcessError;
