@@ -7,7 +7,8 @@
 //
 // Any ws-like object does (the `ws` package's, or another with the same members): `send(data)`,
 // `close(code, reason)`, `on('message', (data, isBinary) => …)`, `on('close', …)`,
-// `bufferedAmount` and `readyState`. Nothing here requires `ws`.
+// `bufferedAmount` and `readyState`, and, to hold back input the program does not read,
+// `pause()` and `resume()`. Nothing here requires `ws`.
 
 const errors = require('../native/errors')
 
@@ -17,6 +18,12 @@ const CONTROL = '\u0000'
 const HIGH_WATER = 256 * 1024
 /** How often a socket that holds too much is looked at again. */
 const DRAIN_POLL_MS = 20
+/**
+ * Typed input handed to the program but not yet taken, past which the socket is read no
+ * further: a program that reads nothing then holds the sender back through TCP, not this
+ * process's memory.
+ */
+const TYPING_HIGH_WATER = 1024 * 1024
 const OPEN = 1
 
 function isWsLike(ws) {
@@ -61,6 +68,14 @@ async function connectTerminal(target, ws, options) {
   }
   // Input goes in the order it came; a failed write (the program ended) drops what follows.
   let typing = Promise.resolve()
+  let typed = 0
+  let paused = false
+  const hold = (on) => {
+    if (paused === on) return
+    paused = on
+    const f = on ? ws.pause : ws.resume
+    if (typeof f === 'function') f.call(ws)
+  }
   const onMessage = (data, isBinary) => {
     const frame = frameOf(data, isBinary)
     if (frame.text !== undefined) {
@@ -74,7 +89,15 @@ async function connectTerminal(target, ws, options) {
     }
     const bytes = frame.bytes ?? Buffer.from(frame.text, 'utf8')
     if (bytes.length === 0) return
-    typing = typing.then(() => write(bytes)).catch(() => {})
+    typed += bytes.length
+    if (typed > TYPING_HIGH_WATER) hold(true)
+    typing = typing
+      .then(() => write(bytes))
+      .catch(() => {})
+      .then(() => {
+        typed -= bytes.length
+        if (typed <= TYPING_HIGH_WATER) hold(false)
+      })
   }
   const onClose = () => {
     closed = true
@@ -83,6 +106,8 @@ async function connectTerminal(target, ws, options) {
   ws.on('message', onMessage)
   ws.on('close', onClose)
   const finish = () => {
+    // Read on, so that the closing handshake is heard; what is typed now goes nowhere.
+    hold(false)
     if (typeof ws.off === 'function') {
       ws.off('message', onMessage)
       ws.off('close', onClose)
