@@ -14,8 +14,14 @@ const pages = require('./pages')
 const { serveLog } = require('./log-socket')
 const { serveTerminal } = require('./terminal-socket')
 
-/** The largest frame a page may send (typed input, a paste, a resize). */
-const MAX_FRAME = 1024 * 1024
+/**
+ * The largest frame a terminal page sends: its page cuts a paste into pieces of 64 Ki UTF-16
+ * units (192 KiB of UTF-8 at most), so 1 MiB leaves room for another client's typing and paste,
+ * and a larger frame is closed with 1009 before it is buffered.
+ */
+const MAX_TERMINAL_FRAME = 1024 * 1024
+/** A process page sends nothing on its log socket: anything larger than a control frame is refused. */
+const MAX_LOG_FRAME = 1024
 
 function packageFile(name, file) {
   return path.join(path.dirname(require.resolve(`${name}/package.json`)), file)
@@ -112,7 +118,13 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     return send(res, 200, r.kind === 'p' ? pages.processPage(found.group, found.p) : pages.terminalPage(found.group, found.p))
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME })
+  const servers = {
+    terminal: new WebSocketServer({ noServer: true, maxPayload: MAX_TERMINAL_FRAME }),
+    logs: new WebSocketServer({ noServer: true, maxPayload: MAX_LOG_FRAME }),
+  }
+  // A socket's error (a malformed or oversized frame, a reset) ends that socket alone: `ws` has
+  // already closed it with the code that says why, and unheard, the error would end this process.
+  for (const wss of Object.values(servers)) wss.on('error', () => {})
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => {})
     upgrade(req, socket, head).catch(() => refuseUpgrade(socket, 500, 'Internal Server Error'))
@@ -128,7 +140,8 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     if (!o) return refuseUpgrade(socket, 404, 'Not Found')
     if (socket.destroyed) return o.close()
     opened.add(o)
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    servers[r.kind].handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', () => {})
       sockets.add(ws)
       const since = url.searchParams.get('since') || undefined
       const served = r.kind === 'logs' ? serveLog(o.target, ws, { since }) : serveTerminal(o.target, ws, { since })
@@ -167,7 +180,7 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
           for (const ws of sockets) ws.terminate()
           for (const o of opened) o.close()
           opened.clear()
-          wss.close()
+          for (const wss of Object.values(servers)) wss.close()
           server.close(() => resolve())
           server.closeAllConnections()
         })
