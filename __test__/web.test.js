@@ -139,3 +139,38 @@ test("the web view's log socket reads no further while the browser is behind, an
     await pm.close()
   }
 })
+
+test('the web view refuses a plain request that another page made: a foreign Origin, or Sec-Fetch-Site cross-site or same-site', async () => {
+  const http = require('node:http')
+  const pm = new ProcessManager()
+  const view = await createWebView({ managers: [pm] })
+  const u = new URL(view.url)
+  const get = (pathname, headers) =>
+    new Promise((resolve, reject) => {
+      const req = http.request({ host: u.hostname, port: u.port, path: pathname, headers }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+  try {
+    const token = u.searchParams.get('token')
+    const jar = { cookie: `procvisor_web_${u.port}=${token}` }
+    assert.equal(await get(`/?token=${token}`, { origin: 'http://evil.example' }), 403, 'the token from a foreign Origin')
+    assert.equal(await get('/', { ...jar, origin: 'http://evil.example' }), 403, 'the cookie from a foreign Origin')
+    assert.equal(await get('/', { ...jar, origin: 'null' }), 403, 'an opaque Origin')
+    assert.equal(await get('/', { ...jar, 'sec-fetch-site': 'cross-site' }), 403)
+    assert.equal(await get('/', { ...jar, 'sec-fetch-site': 'same-site' }), 403, 'a page of another port of this host')
+    assert.equal(await get(`/?token=${token}`, { 'sec-fetch-site': 'cross-site' }), 403)
+    assert.equal(await get('/assets/style.css', { ...jar, 'sec-fetch-site': 'cross-site' }), 403)
+    // Its own pages, and the URL opened by hand.
+    assert.equal(await get(`/?token=${token}`, { 'sec-fetch-site': 'none' }), 303)
+    assert.equal(await get('/', { ...jar, 'sec-fetch-site': 'same-origin', origin: u.origin }), 200)
+    assert.equal(await get('/assets/style.css', { ...jar, 'sec-fetch-site': 'same-origin' }), 200)
+    assert.equal(await get('/', jar), 200, 'a client that sends neither')
+  } finally {
+    await view.close()
+    await pm.close()
+  }
+})

@@ -6,7 +6,11 @@
 // - the Host header must name this server by its loopback address: a page of another site whose
 //   name was made to resolve to 127.0.0.1 (DNS rebinding) sends its own name there;
 // - a WebSocket's Origin must be this server's own: browsers let any page open a WebSocket to
-//   any address, and only the Origin says which page it was.
+//   any address, and only the Origin says which page it was;
+// - a plain request that says it came from another page (a foreign Origin, or Sec-Fetch-Site
+//   other than same-origin or none) is refused too: a page of another site, or of another port
+//   of this host (same-site, and so sent the SameSite cookie), must not make the browser fetch
+//   or navigate here with the token.
 
 const crypto = require('node:crypto')
 
@@ -71,11 +75,22 @@ class Guard {
     return typeof origin === 'string' && origin.toLowerCase() === `http://${String(req.headers.host).toLowerCase()}`
   }
 
-  /** Why the request is refused, or null: the Host first, then the token, then (WebSockets) the Origin. */
+  /**
+   * Whether a plain request came from this server's own pages or from the user (typed, a
+   * bookmark): an Origin, when sent, is this server's, and Sec-Fetch-Site, when sent, says so.
+   */
+  requestFromHere(req) {
+    const site = req.headers['sec-fetch-site']
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') return false
+    return req.headers.origin === undefined || this.originAllowed(req)
+  }
+
+  /** Why the request is refused, or null: the Host first, then the token, then where it came from. */
   refusal(req, url, upgrade) {
     if (!this.hostAllowed(req)) return 'this server answers only to its loopback address (the Host header named another)'
     if (!this.tokenGiven(req, url)) return 'the token is missing or wrong: open the URL procvisor printed'
     if (upgrade && !this.originAllowed(req)) return "a WebSocket may be opened only by this server's own pages (foreign Origin)"
+    if (!upgrade && !this.requestFromHere(req)) return "this server answers only its own pages and the URL opened by hand (the request came from another site's page)"
     return null
   }
 }
