@@ -216,6 +216,35 @@ console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid })
     assert.equal(again.status, 0, again.err)
   })
 
+  it('kill --help says a kill ends a service for good, and it does; ps counts restarts in words that agree', async () => {
+    const help = await cli('kill', '--help')
+    assert.equal(help.status, 0)
+    assert.match(help.out.replace(/\s+/g, ' '), /A kill ends a service for good: a process started with a restart policy is not restarted after it/)
+
+    const id = freshId()
+    const retry = (n) => `{ restart: { policy: 'on-failure', maxRestarts: ${n}, backoffMs: { initial: 10 } } }`
+    const s = await startIn(
+      id,
+      `const one = await sb.processes.spawn('exit 1', ${retry(1)}); await one.wait()
+const two = await sb.processes.spawn('exit 2', ${retry(2)}); await two.wait()
+const up = await sb.processes.spawn('sleep 60', { restart: { policy: 'always', backoffMs: { initial: 10 } } })
+console.log(JSON.stringify({ one: one.pid, two: two.pid, up: up.pid }))`,
+    )
+    const table = await cli('ps', id)
+    assert.equal(table.status, 0, table.err)
+    const row = (pid) => table.out.split('\n').find((l) => l.startsWith(`${pid} `)) ?? ''
+    assert.match(row(s.one), /\bexited \(1 restart\)/, table.out)
+    assert.match(row(s.two), /\bexited \(2 restarts\)/, table.out)
+
+    const killed = await cli('kill', id, s.up)
+    assert.equal(killed.status, 0, killed.err)
+    const state = async () => JSON.parse((await cli('ps', id, '--json')).out).processes.find((p) => p.pid === s.up)
+    assert.equal(await eventually(async () => (await state()).state === 'exited', 5000), true)
+    await new Promise((r) => setTimeout(r, 500))
+    const after = await state()
+    assert.deepEqual([after.state, after.restarts ?? 0], ['exited', 0], 'not restarted, though its policy is always')
+  })
+
   it('unknown names exit 1 with one line; usage errors exit 2; --help answers everywhere', async () => {
     const unknown = await cli('ps', 'no-such-sandbox')
     assert.deepEqual([unknown.status, unknown.err], [1, 'procvisor: no running sandbox with id no-such-sandbox (procvisor ls lists them)\n'])

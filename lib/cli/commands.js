@@ -70,7 +70,7 @@ async function ps(args, io) {
     } else {
       const rows = processes.map((p) => [
         p.pid,
-        p.restarts ? `${p.state} (${p.restarts} restarts)` : p.state,
+        p.restarts ? `${p.state} (${p.restarts} ${p.restarts === 1 ? 'restart' : 'restarts'})` : p.state,
         when(p.startedAt),
         p.cpuTimeMs === undefined ? '-' : `${(p.cpuTimeMs / 1000).toFixed(2)}s`,
         p.exitCode === undefined ? '-' : String(p.exitCode),

@@ -46,7 +46,9 @@ const COMMANDS = {
   },
   kill: {
     usage: 'procvisor kill <sandbox> <pid> [--signal NAME|NUMBER]',
-    about: "Sends a signal (default SIGTERM) to a process's whole group.",
+    about:
+      "Sends a signal (default SIGTERM) to a process's whole group. A kill ends a service for good: a process started with a restart policy " +
+      'is not restarted after it, whatever the signal and whatever its policy says of such an exit.',
     positionals: ['sandbox', 'pid'],
     options: { signal: { type: 'string', short: 's' } },
     run: (a, io) => require('./commands').kill(a, io),
