@@ -5,6 +5,7 @@
 // AbortSignals do not cross: a remote wait is aborted on the client's side.
 
 const errors = require('../native/errors')
+const { linearPattern } = require('../process/pattern')
 
 /** A holder of the bytes a message carries beside its JSON, in order. */
 function attachments() {
@@ -45,11 +46,15 @@ function decodeValue(v, depth = 0) {
   if (Buffer.isBuffer(v)) return v
   if (Array.isArray(v)) return v.map((x) => decodeValue(x, depth + 1))
   if (Array.isArray(v.$re)) {
+    const [source, flags] = v.$re
     try {
-      return new RegExp(v.$re[0], v.$re[1])
+      new RegExp(source, flags) // eslint-disable-line no-new
     } catch (e) {
       throw new errors.SandboxProtocolError(`a pattern that is not a RegExp: ${e.message}`)
     }
+    // Matched in linear time, or refused: a client's pattern must not hold the supervisor, and
+    // with it every other client.
+    return linearPattern(source, flags)
   }
   if (typeof v.$date === 'number') return new Date(v.$date)
   const out = {}

@@ -7,6 +7,7 @@
 const { StringDecoder } = require('node:string_decoder')
 const { binding } = require('../native/native')
 const errors = require('../native/errors')
+const { matcherOf } = require('./pattern')
 const { checkMs, checkSignal, boundedWait, raceAbort, abortError, describe, invalidOption } = {
   ...require('../native/util'),
   invalidOption: errors.invalidOption,
@@ -289,22 +290,7 @@ async function waitForLog(native, pattern, opts) {
   if (which !== 'stdout' && which !== 'stderr' && which !== 'both') {
     throw invalidOption(`stream must be 'stdout', 'stderr' or 'both', got ${describe(which)}`)
   }
-  let test
-  if (typeof pattern === 'string') {
-    test = (text) => {
-      const i = text.indexOf(pattern)
-      return i < 0 ? null : pattern
-    }
-  } else if (pattern instanceof RegExp) {
-    // A private copy without g/y, so lastIndex state never leaks between windows or callers.
-    const re = new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''))
-    test = (text) => {
-      const m = re.exec(text)
-      return m ? m[0] : null
-    }
-  } else {
-    throw invalidOption(`pattern must be a string or a RegExp, got ${describe(pattern)}`)
-  }
+  const matcher = matcherOf(pattern)
   const cursor = logCursor(native, 0, {
     follow: true,
     signal: opts.signal,
@@ -321,8 +307,8 @@ async function waitForLog(native, pattern, opts) {
         if (which !== 'both' && which !== e.kind) continue
         let w = windows[e.kind] + decoders[e.kind].write(e.data)
         if (w.length > LOG_WINDOW * 2) w = w.slice(w.length - LOG_WINDOW)
-        const match = test(w)
-        if (match !== null) return { stream: e.kind, text: w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w, match, cursor: e.cursor }
+        const found = matcher.find(w)
+        if (found !== null) return { stream: e.kind, text: w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w, match: found.text, cursor: e.cursor }
         // Keep a window large enough for a match that spans chunks.
         windows[e.kind] = w.length > LOG_WINDOW ? w.slice(w.length - LOG_WINDOW) : w
       } else if (e.kind === 'exited') {

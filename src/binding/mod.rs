@@ -19,6 +19,7 @@ mod checks;
 mod diagnostics;
 mod error;
 mod loop_reader;
+mod pattern;
 mod persistent;
 mod probe;
 mod process;
@@ -31,6 +32,7 @@ mod value;
 
 pub use checks::*;
 pub use diagnostics::*;
+pub use pattern::*;
 pub use persistent::*;
 pub use probe::*;
 pub use process::*;

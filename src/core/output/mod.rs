@@ -16,6 +16,7 @@ pub mod decoder;
 pub mod delivery;
 pub mod loan;
 pub mod log;
+pub mod pattern;
 pub mod process_output;
 pub mod retained;
 pub mod text;
