@@ -1,24 +1,19 @@
 'use strict'
 // What every process tool shares: the sandbox it works on, its limits, and failures as a
 // sentence the model can act on (Mastra hands a tool's thrown message to the model as it is).
+// A tool fails with procvisor's typed errors (their codes from the one list), so a program that
+// calls `execute` itself branches on `code` or `instanceof` as it does anywhere else.
 
 const { describe } = require('../../lib/native/util.js')
-const { codes } = require('../../lib/native/errors.js')
+const errors = require('../../lib/native/errors.js')
+const { codes } = errors
 
-/** A failure whose message is the whole story: no stack, no cause to unwrap. */
-class ToolFailure extends Error {
-  constructor(message) {
-    super(message)
-    this.name = 'ToolFailure'
-  }
-}
-
-/** An error of procvisor or Mastra as a ToolFailure: its message, which names what went wrong. */
+/** An error as a tool throws it: procvisor's typed errors as they are, with what to do next where the model needs it. */
 function failure(e) {
-  if (e instanceof ToolFailure) return e
-  const message = e instanceof Error ? e.message : String(e)
-  if (e?.code === codes.SANDBOX_SUPERVISOR_LOST) return new ToolFailure(`${message}. The sandbox must be started again before its processes can be used.`)
-  return new ToolFailure(message)
+  if (e?.code === codes.SANDBOX_SUPERVISOR_LOST && !/must be started again/.test(e.message)) {
+    return new errors.SandboxSupervisorLostError(`${e.message}. The sandbox must be started again before its processes can be used.`, { cause: e })
+  }
+  return e instanceof Error ? e : new Error(String(e))
 }
 
 /**
@@ -28,7 +23,7 @@ function failure(e) {
 function sandboxOf(workspace) {
   const sandbox = workspace && typeof workspace === 'object' && 'sandbox' in workspace ? workspace.sandbox : workspace
   if (!sandbox || typeof sandbox !== 'object' || !sandbox.terminals || !sandbox.processes || !sandbox._backend) {
-    throw new ToolFailure("this workspace's sandbox is not procvisor's NativeLocalSandbox, so the process tools cannot use it")
+    throw new TypeError("this workspace's sandbox is not procvisor's NativeLocalSandbox, so the process tools cannot use it")
   }
   return sandbox
 }
@@ -57,4 +52,4 @@ function toolOptions(o) {
   return out
 }
 
-module.exports = { ToolFailure, failure, sandboxOf, bounded, clip, toolOptions }
+module.exports = { failure, sandboxOf, bounded, clip, toolOptions }

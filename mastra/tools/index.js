@@ -2,7 +2,7 @@
 // createProcessTools: Mastra tools, made with the application's own `createTool` and zod, that
 // give an agent the sandbox's processes and terminals (process-tools.js, terminal-tools.js).
 
-const { ToolFailure, failure, sandboxOf, toolOptions } = require('./common.js')
+const { failure, sandboxOf, toolOptions } = require('./common.js')
 const { processTools } = require('./process-tools.js')
 const { terminalTools } = require('./terminal-tools.js')
 
@@ -42,4 +42,4 @@ function defineProcessTools({ createTool, z, prefix }) {
   }
 }
 
-module.exports = { defineProcessTools, ToolFailure }
+module.exports = { defineProcessTools }

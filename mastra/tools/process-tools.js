@@ -4,8 +4,11 @@
 // bounded pieces that resume where the last stopped, and list what runs.
 
 const { StringDecoder } = require('node:string_decoder')
-const { ToolFailure, bounded, clip, failure } = require('./common.js')
-const { codes } = require('../../lib/native/errors.js')
+const { bounded, clip, failure } = require('./common.js')
+const errors = require('../../lib/native/errors.js')
+const { linearPattern } = require('../../lib/process/pattern.js')
+
+const { codes } = errors
 
 /** The stderr tail a failed wait returns: enough to see why a server died, small for a model. */
 const TAIL_CHARS = 2000
@@ -17,7 +20,7 @@ async function processOf(sandbox, pid) {
   const key = String(pid).trim()
   const handle = /^\d+$/.test(key) && !pm._dismissed?.has(key) ? await sandbox._backend.get(pm, key) : undefined
   if (!handle) {
-    throw new ToolFailure(`no process with pid ${key} in this sandbox (it never ran here, or it was killed and forgotten); list_processes lists the ones there are`)
+    throw new errors.ProcessNotFoundError(`no process with pid ${key} in this sandbox (it never ran here, or it was killed and forgotten); list_processes lists the ones there are`)
   }
   return handle
 }
@@ -40,26 +43,23 @@ function ended(e) {
   return out
 }
 
-/** A `/source/flags` pattern is a regular expression; anything else is text to find as written. */
+/**
+ * A `/source/flags` pattern is a regular expression, matched in linear time (a model's pattern
+ * must not be able to hold the event loop); anything else is text to find as written.
+ */
 function patternOf(text) {
   const m = /^\/(.+)\/([dgimsuvy]*)$/s.exec(text)
   if (!m) return text
   try {
-    return new RegExp(m[1], m[2].replace(/[gy]/g, ''))
+    return linearPattern(m[1], m[2])
   } catch (e) {
-    throw new ToolFailure(`pattern ${text} is not a valid regular expression: ${e.message}`)
+    throw errors.invalidOption(`pattern ${text} cannot be used: ${e.message}`)
   }
 }
 
 /** The whole line of `text` around the first match of `pattern`. */
 function lineOf(text, pattern, match) {
-  let at = -1
-  if (pattern instanceof RegExp) {
-    const m = pattern.exec(text)
-    if (m) at = m.index
-  } else {
-    at = text.indexOf(pattern)
-  }
+  let at = typeof pattern === 'string' ? text.indexOf(pattern) : (pattern.find(text)?.index ?? -1)
   if (at < 0) at = text.lastIndexOf(match)
   if (at < 0) return match
   const start = text.lastIndexOf('\n', at) + 1
@@ -100,7 +100,7 @@ function processTools(ctx) {
           return { ready: false, ms, ...ended(e), message: `process ${input.pid} ended before port ${input.port} was ready` }
         }
         if (e?.code === codes.PROCESS_READY_TIMEOUT) {
-          return { ready: false, ms, message: `port ${input.port} was not ready within ${timeout} ms; the process is still running (${e.message})` }
+          return { ready: false, ms, message: e.message }
         }
         throw failure(e)
       }
@@ -144,7 +144,7 @@ function processTools(ctx) {
 
   const readLogs = tool('read_logs', {
     description:
-      `Read a background process's output (stdout and stderr, in order) from a cursor: without since, from the start. At most maxBytes (default ${options.maxLogBytes}) per call; ` +
+      `Read a background process's output (stdout and stderr interleaved as read; each stream in its own order) from a cursor: without since, from the start. At most maxBytes (default ${options.maxLogBytes}) per call; ` +
       'truncated says more is left, and calling again with since set to the returned cursor goes on exactly where this stopped. Also says whether the process has exited, and its exit code.',
     inputSchema: z.object({
       pid,
@@ -166,7 +166,7 @@ function processTools(ctx) {
       try {
         stream = await handle.nativeHandle.logs(input.since === undefined ? {} : { since: input.since })
       } catch (e) {
-        if (e?.code === codes.INVALID_PROCESS_CURSOR) throw new ToolFailure(`since is not a cursor of process ${input.pid}: ${e.message}`)
+        if (e?.code === codes.INVALID_PROCESS_CURSOR) throw new errors.InvalidProcessCursorError(`since is not a cursor of process ${input.pid}: ${e.message}`, { cause: e })
         throw failure(e)
       }
       const reader = stream.getReader()

@@ -4,7 +4,8 @@
 // or has gone quiet, read it, close it.
 
 const { StringDecoder } = require('node:string_decoder')
-const { ToolFailure, bounded } = require('./common.js')
+const errors = require('../../lib/native/errors.js')
+const { bounded } = require('./common.js')
 const { keystrokes, plainText, KEY_HELP } = require('./keys.js')
 
 /** How often a write looks for new output while it waits. */
@@ -17,7 +18,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 async function terminalOf(sandbox, id) {
   await sandbox.ensureRunning()
   const t = await sandbox.terminals.get(id)
-  if (!t) throw new ToolFailure(`no terminal ${id} in this sandbox (closed, or its sandbox was stopped); terminal_open starts one`)
+  if (!t) throw new errors.ProcessNotFoundError(`no terminal ${id} in this sandbox (closed, or its sandbox was stopped); terminal_open starts one`)
   return t
 }
 
@@ -139,13 +140,27 @@ function terminalTools(ctx) {
       const before = await drain(t, cursors.get(t.id))
       if (before.exit) {
         cursors.set(t.id, before.cursor)
-        throw new ToolFailure(`the program on terminal ${t.id} has exited with code ${before.exit.code}; terminal_read shows its last screen, terminal_open starts another`)
+        throw new errors.ProcessAlreadyExitedError(`the program on terminal ${t.id} has exited with code ${before.exit.code}; terminal_read shows its last screen, terminal_open starts another`)
       }
-      await t.write(keystrokes(input.input))
+      // The timeout bounds the whole call, typing included: a program that reads nothing takes
+      // a few KiB into its terminal and then no more.
       const timeout = bounded(input.timeoutMs, options)
-      const waited = await settle(t, before.cursor, { text: input.waitForText, timeout })
+      const deadline = Date.now() + timeout
+      const writing = t.write(keystrokes(input.input))
+      writing.catch(() => {})
+      let timer
+      const typed = await Promise.race([
+        writing.then(() => true),
+        new Promise((r) => (timer = setTimeout(r, timeout, false))),
+      ]).finally(() => clearTimeout(timer))
+      const left = typed ? Math.max(0, deadline - Date.now()) : 0
+      const waited = await settle(t, before.cursor, { text: input.waitForText, timeout: left })
       cursors.set(t.id, waited.since)
-      return answer(t, waited, input.waitForText, timeout)
+      const out = await answer(t, waited, input.waitForText, timeout)
+      if (!typed) {
+        out.message = `the program did not take all of the input within ${timeout} ms (it is not reading it); the rest is still being typed, and {Ctrl-C} or terminal_close ends it. This is what the screen shows`
+      }
+      return out
     },
   })
 
