@@ -5,7 +5,7 @@
 const { binding } = require('../native/native')
 const errors = require('../native/errors')
 const { RemoteProcessView } = require('../persistent/handles')
-const { CliError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
+const { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 const { table, when, waitWritable } = require('./print')
 
 /** What `ls --json` prints for one sandbox (the JS API's names). */
@@ -26,9 +26,19 @@ async function sandboxInfo(conn) {
 
 async function ls(args, io) {
   const conns = await allSandboxes((why) => io.err.write(`procvisor: skipped ${why}\n`))
+  let status = 0
   try {
     const infos = []
-    for (const conn of conns) infos.push(await sandboxInfo(conn))
+    for (const conn of conns) {
+      try {
+        infos.push(await sandboxInfo(conn))
+      } catch (e) {
+        // The others are listed; the exit status says that one did not answer.
+        if (!(e instanceof DeadlineError)) throw e
+        io.err.write(`procvisor: skipped ${e.message}\n`)
+        status = 1
+      }
+    }
     if (args.json) {
       io.out.write(`${JSON.stringify(infos, null, 2)}\n`)
     } else if (infos.length === 0) {
@@ -40,7 +50,7 @@ async function ls(args, io) {
   } finally {
     for (const conn of conns) conn.close()
   }
-  return 0
+  return status
 }
 
 /** One process as `ps --json` prints it: the Mastra face's pid, its state and its exit. */

@@ -7,9 +7,13 @@
 
 const { parseArgs } = require('node:util')
 const errors = require('../native/errors')
+const { CALL_MS, setDeadline } = require('./sandboxes')
 
 /** A command line that does not say what to do: exit status 2. */
 class UsageError extends Error {}
+
+/** setTimeout's longest delay. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1
 
 const COMMANDS = {
   ls: {
@@ -81,12 +85,26 @@ const COMMANDS = {
 function help() {
   const lines = ['procvisor: the persistent sandboxes of this user, their processes, logs and terminals.', '', 'Commands:']
   for (const c of Object.values(COMMANDS)) lines.push(`  ${c.usage}`)
-  lines.push('', 'procvisor <command> --help says more. Exit status: 0 done, 1 an error, 2 a usage error.')
+  lines.push(
+    '',
+    `Each answer of a sandbox's supervisor is waited for at most ${CALL_MS / 1000} s (a follow stream, once open, lasts):`,
+    '--timeout MS, or PROCVISOR_TIMEOUT_MS in the environment, sets another.',
+    'procvisor <command> --help says more. Exit status: 0 done, 1 an error, 2 a usage error.',
+  )
   return `${lines.join('\n')}\n`
 }
 
 function commandHelp(c) {
-  return `usage: ${c.usage}\n\n${c.about}\n`
+  return `usage: ${c.usage} [--timeout MS]\n\n${c.about}\n\n--timeout MS: how long to wait for each answer of the supervisor (default ${CALL_MS}, or PROCVISOR_TIMEOUT_MS).\n`
+}
+
+/** The deadline of each call, in ms: `--timeout`, else PROCVISOR_TIMEOUT_MS, else the default. */
+function deadlineOf(given, env) {
+  const [value, name] = given !== undefined ? [given, '--timeout'] : [env.PROCVISOR_TIMEOUT_MS, 'PROCVISOR_TIMEOUT_MS']
+  if (value === undefined || value === '') return CALL_MS
+  const ms = /^[0-9]{1,10}$/.test(value) ? Number(value) : NaN
+  if (!(ms >= 1 && ms <= MAX_TIMEOUT_MS)) throw new UsageError(`${name} must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${JSON.stringify(value)}`)
+  return ms
 }
 
 /** The command and its arguments, checked; UsageError for anything else. */
@@ -97,7 +115,7 @@ function parse(argv) {
   if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}`)
   let parsed
   try {
-    parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' }, timeout: { type: 'string' } }, allowPositionals: true, strict: true })
   } catch (e) {
     throw new UsageError(`${e.message.split('\n')[0]}\nusage: ${command.usage}`)
   }
@@ -106,7 +124,7 @@ function parse(argv) {
   if (positionals.length !== command.positionals.length) {
     throw new UsageError(`${name} takes ${command.positionals.map((p) => `<${p}>`).join(' ') || 'no arguments'}\nusage: ${command.usage}`)
   }
-  const args = { ...parsed.values }
+  const args = { ...parsed.values, timeout: deadlineOf(parsed.values.timeout, process.env) }
   command.positionals.forEach((p, i) => (args[p] = positionals[i]))
   if (args.pid !== undefined && !/^[1-9][0-9]*$/.test(args.pid)) throw new UsageError(`<pid> must be a process id (a positive integer), not ${JSON.stringify(args.pid)}`)
   if (args.signal !== undefined && /^[0-9]+$/.test(args.signal)) args.signal = Number(args.signal)
@@ -131,6 +149,7 @@ async function main(argv, io = { out: process.stdout, err: process.stderr }) {
     io.out.write(job.help)
     return 0
   }
+  setDeadline(job.args.timeout)
   try {
     return await job.command.run(job.args, io)
   } catch (e) {

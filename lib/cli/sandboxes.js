@@ -13,9 +13,58 @@ const { remoteTerminal } = require('../persistent/remote-terminal')
 
 /** How long a supervisor has to greet the command line: a stopped one is reported, not waited for. */
 const GREETING_MS = 3000
+/**
+ * How long a supervisor has to answer each call, unless `--timeout` or PROCVISOR_TIMEOUT_MS says
+ * otherwise: one that greets and then answers nothing is reported, not waited for without end.
+ */
+const CALL_MS = 10_000
+let callMs = CALL_MS
+
+/** Sets the deadline of every call to a supervisor (and of its greeting, when shorter). */
+function setDeadline(ms) {
+  callMs = ms
+}
 
 /** An error the command line reports as one line and exit status 1. */
 class CliError extends Error {}
+
+/** A supervisor that let a call's deadline pass. */
+class DeadlineError extends CliError {}
+
+/**
+ * Input typed into a program waits for the program to read it, not for the supervisor: `attach`
+ * and the web view's terminals send it, and a program busy for a while is no fault.
+ */
+function waitsForProgram(op, args) {
+  return op === 'stdin' || op === 'closeStdin' || (op === 'terminalCall' && args && args.method === 'write')
+}
+
+/**
+ * Gives every call on `conn` the deadline: past it, the call fails with DeadlineError and the
+ * connection is dropped (a reply that comes later has nobody to go to). A follow stream is not
+ * a call: once opened, it lasts as long as the process writes.
+ */
+function withDeadline(conn) {
+  const call = conn.call.bind(conn)
+  conn.call = (op, args, onReply) => {
+    const reply = call(op, args, onReply)
+    if (waitsForProgram(op, args)) return reply
+    const ms = callMs
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const s = conn.sandbox
+        reject(new DeadlineError(`sandbox ${s.id}: its supervisor (pid ${s.pid}) did not answer within ${ms} ms (is it stuck? --timeout MS waits longer)`))
+        conn.socket.destroy()
+      }, ms)
+      reply.then(resolve, reject).finally(() => clearTimeout(timer))
+    })
+  }
+  return conn
+}
+
+function open(sock) {
+  return Connection.open(sock, { greetingMs: Math.min(GREETING_MS, callMs) })
+}
 
 /** The sockets in this user's socket directory: one per running (or crashed) sandbox. */
 function socketFiles() {
@@ -32,14 +81,14 @@ async function allSandboxes(onSkipped) {
   for (const sock of socketFiles()) {
     let conn
     try {
-      conn = await Connection.open(sock, { greetingMs: GREETING_MS })
+      conn = await open(sock)
     } catch (e) {
       // A supervisor of another version, one ending right now, or one that does not answer:
       // not a sandbox to list, but worth a line.
       if (!(e instanceof errors.SandboxSupervisorLostError && /closed the connection/.test(e.message))) onSkipped?.(`${sock}: ${e.message}`)
       continue
     }
-    if (conn) found.push(conn)
+    if (conn) found.push(withDeadline(conn))
   }
   return found.sort((a, b) => a.sandbox.startedAt - b.sandbox.startedAt)
 }
@@ -53,12 +102,12 @@ async function openSandbox(id) {
   }
   let conn
   try {
-    conn = await Connection.open(socketPath(id), { greetingMs: GREETING_MS })
+    conn = await open(socketPath(id))
   } catch (e) {
     throw new CliError(`sandbox ${id}: ${e.message}`)
   }
   if (!conn) throw new CliError(`no running sandbox with id ${id} (procvisor ls lists them)`)
-  return conn
+  return withDeadline(conn)
 }
 
 /** The Processes API of process `pid` of the sandbox; CliError when the sandbox has no such process. */
@@ -75,4 +124,4 @@ async function terminalOf(conn, id) {
   return remoteTerminal(conn, info)
 }
 
-module.exports = { CliError, allSandboxes, openSandbox, processOf, terminalOf }
+module.exports = { CALL_MS, CliError, DeadlineError, setDeadline, allSandboxes, openSandbox, processOf, terminalOf }
