@@ -7,7 +7,7 @@
 
 const { parseArgs } = require('node:util')
 const errors = require('../native/errors')
-const { CALL_MS, setDeadline } = require('./sandboxes')
+const { CALL_MS, deadline } = require('./deadline')
 
 /** A command line that does not say what to do: exit status 2. */
 class UsageError extends Error {}
@@ -149,7 +149,7 @@ async function main(argv, io = { out: process.stdout, err: process.stderr }) {
     io.out.write(job.help)
     return 0
   }
-  setDeadline(job.args.timeout)
+  deadline.ms = job.args.timeout
   try {
     return await job.command.run(job.args, io)
   } catch (e) {

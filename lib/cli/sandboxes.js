@@ -10,20 +10,10 @@ const { Connection } = require('../persistent/client')
 const { socketDirectory, socketPath, checkId } = require('../persistent/location')
 const { RemoteProcessView } = require('../persistent/handles')
 const { remoteTerminal } = require('../persistent/remote-terminal')
+const { deadline } = require('./deadline')
 
 /** How long a supervisor has to greet the command line: a stopped one is reported, not waited for. */
 const GREETING_MS = 3000
-/**
- * How long a supervisor has to answer each call, unless `--timeout` or PROCVISOR_TIMEOUT_MS says
- * otherwise: one that greets and then answers nothing is reported, not waited for without end.
- */
-const CALL_MS = 10_000
-let callMs = CALL_MS
-
-/** Sets the deadline of every call to a supervisor (and of its greeting, when shorter). */
-function setDeadline(ms) {
-  callMs = ms
-}
 
 /** An error the command line reports as one line and exit status 1. */
 class CliError extends Error {}
@@ -49,7 +39,7 @@ function withDeadline(conn) {
   conn.call = (op, args, onReply) => {
     const reply = call(op, args, onReply)
     if (waitsForProgram(op, args)) return reply
-    const ms = callMs
+    const ms = deadline.ms
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         const s = conn.sandbox
@@ -63,7 +53,7 @@ function withDeadline(conn) {
 }
 
 function open(sock) {
-  return Connection.open(sock, { greetingMs: Math.min(GREETING_MS, callMs) })
+  return Connection.open(sock, { greetingMs: Math.min(GREETING_MS, deadline.ms) })
 }
 
 /** The sockets in this user's socket directory: one per running (or crashed) sandbox. */
@@ -124,4 +114,4 @@ async function terminalOf(conn, id) {
   return remoteTerminal(conn, info)
 }
 
-module.exports = { CALL_MS, CliError, DeadlineError, setDeadline, allSandboxes, openSandbox, processOf, terminalOf }
+module.exports = { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf }
