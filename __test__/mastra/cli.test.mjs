@@ -152,6 +152,43 @@ console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid })
     assert.deepEqual([gone.status, gone.err], [1, `procvisor: no running sandbox with id ${id} (procvisor ls lists them)\n`])
   })
 
+  it("destroy deletes what is left of a sandbox that is not running: its checkpoints in --checkpoints DIR, a dead supervisor's files", async () => {
+    const id = freshId()
+    const other = freshId()
+    const checkpoints = path.join(tmp, `${id}-checkpoints`)
+    const options = `, snapshotOnStop: true, checkpointsDirectory: ${JSON.stringify(checkpoints)}`
+    await startIn(id, `await sb.executeCommand('echo mine > file.txt'); console.log('{}')`, options)
+    await startIn(other, `await sb.executeCommand('echo theirs > file.txt'); console.log('{}')`, options)
+    for (const x of [id, other]) assert.equal((await cli('stop', x)).status, 0)
+    assert.equal(fs.readFileSync(path.join(checkpoints, id, 'file.txt'), 'utf8'), 'mine\n')
+
+    const bare = await cli('destroy', id)
+    assert.equal(bare.status, 1)
+    assert.match(bare.err, new RegExp(`^procvisor: no running sandbox with id ${id}, and nothing of it left here; .*procvisor destroy ${id} --checkpoints DIR\n$`))
+    assert.equal(fs.existsSync(path.join(checkpoints, id)), true, 'nothing deleted without the directory')
+
+    const destroyed = await cli('destroy', id, '--checkpoints', checkpoints)
+    assert.equal(destroyed.status, 0, destroyed.err)
+    assert.equal(destroyed.out, `destroyed sandbox ${id}, which was not running: deleted checkpoints ${id}\n`)
+    assert.equal(fs.existsSync(path.join(checkpoints, id)), false)
+    assert.equal(fs.readFileSync(path.join(checkpoints, other, 'file.txt'), 'utf8'), 'theirs\n', "another sandbox's checkpoint stays")
+    const again = await cli('destroy', id, '--checkpoints', checkpoints)
+    assert.deepEqual([again.status, again.out], [0, `destroyed sandbox ${id}, which was not running: no checkpoint of it in ${checkpoints}\n`])
+
+    // A supervisor killed without its orderly end leaves its socket, lock file and log.
+    const dead = freshId()
+    const d = await startIn(dead, `console.log(JSON.stringify({ supervisor: sb.supervisorPid }))`)
+    process.kill(d.supervisor, 'SIGKILL')
+    assert.equal(await eventually(() => !alive(d.supervisor), 5000), true)
+    const sock = socketFor(dead)
+    const files = [sock, sock.replace(/\.sock$/, '.lock'), sock.replace(/\.sock$/, '.log')]
+    assert.deepEqual(files.map((f) => fs.existsSync(f)), [true, true, true])
+    const cleaned = await cli('destroy', dead)
+    assert.equal(cleaned.status, 0, cleaned.err)
+    assert.equal(cleaned.out, `destroyed sandbox ${dead}, which was not running: deleted what its supervisor left (${files.map((f) => path.basename(f)).join(', ')})\n`)
+    assert.deepEqual(files.map((f) => fs.existsSync(f)), [false, false, false])
+  })
+
   it('attach, under a pseudo-terminal, types into a shell, follows the window size, and detaches with Ctrl-]', async () => {
     const id = freshId()
     const s = await startIn(id, `const sh = await sb.processes.spawn('sh -i', { pty: true }); console.log(JSON.stringify({ pid: sh.pid }))`)

@@ -172,17 +172,4 @@ async function stop(args, io) {
   return 0
 }
 
-async function destroy(args, io) {
-  const conn = await openSandbox(args.sandbox)
-  const s = conn.sandbox
-  const progress = await shutdown(conn, io, 'destroying')
-  if (s.checkpointsDirectory) {
-    // Only the checkpoints this id captured, as the sandbox's own destroy() deletes.
-    const removed = await binding.removeOwnedCheckpoints(s.checkpointsDirectory, s.id)
-    if (removed.length > 0) progress(`deleted checkpoints ${removed.join(', ')}`)
-  }
-  io.out.write(`destroyed sandbox ${s.id}\n`)
-  return 0
-}
-
-module.exports = { ls, ps, logs, kill, stop, destroy, processRow }
+module.exports = { ls, ps, logs, kill, stop, processRow, shutdown }

@@ -65,11 +65,14 @@ const COMMANDS = {
     run: (a, io) => require('./commands').stop(a, io),
   },
   destroy: {
-    usage: 'procvisor destroy <sandbox>',
-    about: 'Destroys a sandbox: stops it and deletes the checkpoints its id captured.',
+    usage: 'procvisor destroy <sandbox> [--checkpoints DIR]',
+    about:
+      'Destroys a sandbox: stops it and deletes the checkpoints its id captured. A sandbox that is not running is destroyed too: ' +
+      'what its supervisor left if it died (socket, lock file, log) is deleted, and, given --checkpoints DIR (the sandbox\'s ' +
+      'checkpointsDirectory, by default .checkpoints beside its working directory), the checkpoints its id captured there.',
     positionals: ['sandbox'],
-    options: {},
-    run: (a, io) => require('./commands').destroy(a, io),
+    options: { checkpoints: { type: 'string' } },
+    run: (a, io) => require('./destroy').destroy(a, io),
   },
   web: {
     usage: 'procvisor web [--port N]',

@@ -83,8 +83,8 @@ async function allSandboxes(onSkipped) {
   return found.sort((a, b) => a.sandbox.startedAt - b.sandbox.startedAt)
 }
 
-/** A connection to the sandbox with this id; CliError when none runs. */
-async function openSandbox(id) {
+/** A connection to the sandbox with this id, or null when no supervisor answers at its socket. */
+async function openRunning(id) {
   try {
     checkId(id)
   } catch (e) {
@@ -96,8 +96,14 @@ async function openSandbox(id) {
   } catch (e) {
     throw new CliError(`sandbox ${id}: ${e.message}`)
   }
+  return conn && withDeadline(conn)
+}
+
+/** A connection to the sandbox with this id; CliError when none runs. */
+async function openSandbox(id) {
+  const conn = await openRunning(id)
   if (!conn) throw new CliError(`no running sandbox with id ${id} (procvisor ls lists them)`)
-  return withDeadline(conn)
+  return conn
 }
 
 /** The Processes API of process `pid` of the sandbox; CliError when the sandbox has no such process. */
@@ -114,4 +120,4 @@ async function terminalOf(conn, id) {
   return remoteTerminal(conn, info)
 }
 
-module.exports = { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf }
+module.exports = { CliError, DeadlineError, allSandboxes, openRunning, openSandbox, processOf, terminalOf }
