@@ -145,6 +145,26 @@ describe('the web view', () => {
     await page.close()
   })
 
+  it('a paste larger than the largest frame reaches the program whole, a character cut nowhere', async () => {
+    const { manager, view } = await managerView()
+    // 3 MiB and more, with a 4-byte character across the first 64 Ki UTF-16 units.
+    const text = 'a'.repeat(65535) + '\u{1F600}' + 'bcdefghijk\u00e9\u{1F600}'.repeat(200_000)
+    const size = Buffer.byteLength(text)
+    assert.ok(size > 3 << 20)
+    const file = path.join(tmp, 'pasted')
+    const t = await manager.createTerminal({ command: ['/bin/sh', '-c', `stty raw -echo; printf 'ready\\r\\n'; head -c ${size} > pasted; printf 'done\\r\\n'`] })
+    const page = await recordingPage(browser)
+    await page.goto(view.url)
+    await page.click(`a:text-is("${t.id}")`)
+    await screenShows(page, /^ready$/)
+    await page.evaluate((s) => window.procvisorTerminal.paste(s), text)
+    await screenShows(page, /^done$/)
+    assert.equal(fs.statSync(file).size, size)
+    assert.ok(fs.readFileSync(file, 'utf8') === text, 'the same text, in order')
+    assert.equal(await page.evaluate(() => window.__sockets.length), 1, 'on the one connection')
+    await page.close()
+  })
+
   it('refuses a request without the token, a foreign Host, and a WebSocket from a foreign Origin', async () => {
     const { manager, view, origin } = await managerView()
     const t = await manager.createTerminal(SHELL)

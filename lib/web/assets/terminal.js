@@ -26,6 +26,31 @@
   term.onResize(sendSize)
   new ResizeObserver(() => fit.fit()).observe(document.getElementById('terminal'))
 
+  /**
+   * The server takes frames of 1 MiB at most, and the attach addon sends a paste as one: cut in
+   * pieces of 64 Ki UTF-16 units (192 KiB of UTF-8 at most), never inside a surrogate pair.
+   */
+  const PIECE = 65536
+  function sendInPieces(ws, data) {
+    if (typeof data !== 'string') {
+      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      let at = 0
+      do {
+        ws.send(bytes.subarray(at, at + PIECE))
+        at += PIECE
+      } while (at < bytes.length)
+      return
+    }
+    let at = 0
+    do {
+      let end = Math.min(at + PIECE, data.length)
+      const last = data.charCodeAt(end - 1)
+      if (end < data.length && last >= 0xd800 && last <= 0xdbff) end--
+      ws.send(data.slice(at, end))
+      at = end
+    } while (at < data.length)
+  }
+
   /** The socket as the attach addon sees it: the output frames only. */
   function outputOnly(ws) {
     const view = new EventTarget()
@@ -33,7 +58,7 @@
       readyState: { get: () => ws.readyState },
       binaryType: { get: () => ws.binaryType, set: (v) => (ws.binaryType = v) },
     })
-    view.send = (data) => ws.send(data)
+    view.send = (data) => sendInPieces(ws, data)
     ws.addEventListener('message', (e) => {
       if (typeof e.data !== 'string') view.dispatchEvent(new MessageEvent('message', { data: e.data }))
     })
