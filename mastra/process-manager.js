@@ -42,8 +42,27 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
         argv = [wrapped.command, ...wrapped.args]
       }
       const handle = this._newHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
-      await this._backend().spawn(this, handle, command, { argv, cwd, env: envStrings(env), workingDirectory, options: o })
+      // In flight until tracked: a sandbox's stop() waits for it, so that Mastra's stop, which
+      // kills what is tracked, finds the process it starts.
+      const launching = this._backend().spawn(this, handle, command, { argv, cwd, env: envStrings(env), workingDirectory, options: o })
+      this._launching.add(launching)
+      try {
+        await launching
+      } finally {
+        this._launching.delete(launching)
+      }
       return this._track(handle)
+    }
+
+    /** @internal Spawns still launching (a stop waits for them to be tracked). */
+    get _launching() {
+      this.__launching ??= new Set()
+      return this.__launching
+    }
+
+    /** @internal Waits until no spawn is launching any more; each one settled is tracked, or failed. */
+    async _launchesSettled() {
+      while (this._launching.size > 0) await Promise.allSettled([...this._launching])
     }
 
     /**

@@ -175,6 +175,7 @@ const local = {
 
   async stop(sandbox, mastra) {
     const { running, ending } = sandbox._leaveRunning({ end: true })
+    await sandbox.processes._launchesSettled()
     await running?.closeTerminals()
     if (running?.expired) {
       // Marked just before Mastra's stop kills them, and only those still running then: an
@@ -195,6 +196,7 @@ const local = {
   async destroy(sandbox, mastra) {
     const { running, ending } = sandbox._leaveRunning({ end: true })
     if (running) running.destroying = true
+    await sandbox.processes._launchesSettled()
     await running?.closeTerminals()
     await mastra.destroy()
     if (ending) await sandbox._stopJoined(running)
