@@ -8,6 +8,7 @@ const { checkSignal } = require('../native/util')
 const { binding } = require('../native/native')
 const { traceMethods } = require('../native/trace')
 const { abortable } = require('./handles')
+const { connectTerminal } = require('../faces/connect')
 
 /** Bytes typed per call: well under a frame's limit, whatever a write's size. */
 const WRITE_PIECE = 1024 * 1024
@@ -103,9 +104,18 @@ class RemoteTerminal {
   getSnapshot() {
     return this._call('getSnapshot')
   }
+
+  /**
+   * Serves this terminal over a WebSocket as `Terminal#connect` does (lib/faces/connect.js):
+   * typed input through `write`, output from the supervisor's log, resumable with `since`.
+   */
+  async connect(ws, options) {
+    if (this._conn.lostError) throw this._conn.lostError
+    return this._held(connectTerminal(this, ws, options))
+  }
 }
 
-traceMethods(RemoteTerminal, ['status', 'write', 'resize', 'output', 'waitForExit', 'waitForLog', 'interrupt', 'kill', 'terminate', 'getSnapshot'])
+traceMethods(RemoteTerminal, ['status', 'write', 'resize', 'output', 'connect', 'waitForExit', 'waitForLog', 'interrupt', 'kill', 'terminate', 'getSnapshot'])
 
 /** The one RemoteTerminal of each terminal per connection, so `get(id)` returns the same object. */
 function remoteTerminal(conn, info) {
