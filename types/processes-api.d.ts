@@ -83,6 +83,8 @@ interface ProcessStatusBase {
   cwd?: string
   /** When the process was started, as an ISO 8601 string. */
   startedAt: string
+  /** `true` when it runs on a pseudo-terminal (started with `pty`); absent otherwise. */
+  pty?: true
   /** CPU time of the whole process tree in milliseconds (cgroup containment only; final once exited). */
   cpuTimeMs?: number
   /** Peak memory of the tree in bytes, where the cgroup's memory controller is enabled. */

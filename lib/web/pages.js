@@ -43,7 +43,7 @@ function exitText(p) {
 function processRow(group, p) {
   const state = p.state === 'exited' ? exitText(p) : p.state
   const link = p.terminal ? pagePath('t', group.key, p.ref) : pagePath('p', group.key, p.ref)
-  const other = p.terminal ? `<a class="aside" href="${escape(pagePath('p', group.key, p.ref))}">log</a>` : p.state === 'running' ? `<a class="aside" href="${escape(pagePath('t', group.key, p.ref))}">terminal</a>` : ''
+  const other = p.terminal ? `<a class="aside" href="${escape(pagePath('p', group.key, p.ref))}">log</a>` : p.state === 'running' && p.pty ? `<a class="aside" href="${escape(pagePath('t', group.key, p.ref))}">terminal</a>` : ''
   return `<tr class="${escape(p.state)}">
 <td class="pid">${escape(p.pid)}</td>
 <td class="state">${escape(state)}</td>
@@ -69,7 +69,7 @@ ${body}
 /** A process's page: its log, live. */
 function processPage(group, p) {
   const title = p.command || p.ref
-  const terminal = p.state === 'running' ? ` <a href="${escape(pagePath('t', group.key, p.ref))}">open as a terminal</a>` : ''
+  const terminal = p.state === 'running' && p.pty ? ` <a href="${escape(pagePath('t', group.key, p.ref))}">open as a terminal</a>` : ''
   const body = `<header><a href="/">procvisor</a> › ${escape(group.title)}</header>
 <main>
 <h1 class="command">${escape(title)}</h1>

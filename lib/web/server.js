@@ -70,6 +70,9 @@ function refuseUpgrade(socket, status, text) {
 }
 
 /** Finds process `ref` of group `key` in the catalog's listing; null when there is none. */
+/** A process a person may type into: a terminal of its group, or a process on a pty. */
+const typeable = (p) => p.terminal === true || p.pty === true
+
 async function findProcess(catalog, key, ref) {
   const group = (await catalog.list()).find((g) => g.key === key)
   const p = group && group.processes.find((x) => x.ref === ref)
@@ -115,6 +118,7 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     const r = route(url.pathname, ['p', 't'])
     const found = r && (await findProcess(catalog, r.key, r.ref))
     if (!found) return send(res, 404, pages.errorPage(404, 'no such process (it may have been released, or its sandbox stopped)'))
+    if (r.kind === 't' && !typeable(found.p)) return send(res, 404, pages.errorPage(404, 'this process is not on a terminal (start it with pty to type into it); its page shows its output'))
     return send(res, 200, r.kind === 'p' ? pages.processPage(found.group, found.p) : pages.terminalPage(found.group, found.p))
   }
 
@@ -136,6 +140,11 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     if (refusal) return refuseUpgrade(socket, 403, 'Forbidden')
     const r = route(url.pathname.replace(/^\/ws/, ''), ['logs', 'terminal'])
     if (!url.pathname.startsWith('/ws/') || !r) return refuseUpgrade(socket, 404, 'Not Found')
+    // Keystrokes go only to a terminal, never to a plain program's stdin.
+    if (r.kind === 'terminal') {
+      const found = await findProcess(catalog, r.key, r.ref)
+      if (!found || !typeable(found.p)) return refuseUpgrade(socket, 404, 'Not Found')
+    }
     const o = await catalog.open(r.key, r.ref)
     if (!o) return refuseUpgrade(socket, 404, 'Not Found')
     if (socket.destroyed) return o.close()

@@ -4,9 +4,9 @@
 // `open(key, ref)` gives the object a page's WebSocket reads and types into, and how to let go
 // of it, or null when there is no such group or process.
 //
-// A process entry: `{ ref, command, pid, state, exitCode, terminal }`; `ref` names it in URLs,
-// `terminal` says it runs on a pseudo-terminal as far as the group knows (any process can still
-// be opened as one: its output is shown and what is typed goes to its stdin).
+// A process entry: `{ ref, command, pid, state, exitCode, terminal, pty }`; `ref` names it in
+// URLs, `terminal` says it is a terminal of the group (createTerminal, sandbox.terminals), `pty`
+// that a process runs on a pseudo-terminal: only those two are offered as a terminal to type in.
 
 /** A shell command as given, or the argv joined. */
 function commandText(argv, command) {
@@ -44,6 +44,7 @@ function managerGroup(manager, key, index) {
           state: s.state,
           exitCode: s.exit ? s.exit.code : undefined,
           terminal,
+          pty: s.pty === true,
         }
       })
     },
@@ -66,14 +67,21 @@ function sandboxGroup(sandbox, key) {
     title: `sandbox ${sandbox.id}`,
     detail: sandbox.workingDirectory ?? '',
     async processes() {
-      return (await sandbox.processes.list()).map((p) => ({
-        ref: String(p.pid),
-        command: p.command ?? '',
-        pid: p.pid,
-        state: p.running ? 'running' : 'exited',
-        exitCode: p.exitCode,
-        terminal: false,
-      }))
+      const out = []
+      for (const p of await sandbox.processes.list()) {
+        const handle = await sandbox.processes.get(String(p.pid)).catch(() => undefined)
+        const status = await handle?.nativeHandle?.status().catch(() => undefined)
+        out.push({
+          ref: String(p.pid),
+          command: p.command ?? '',
+          pid: p.pid,
+          state: p.running ? 'running' : 'exited',
+          exitCode: p.exitCode,
+          terminal: false,
+          pty: status?.pty === true,
+        })
+      }
+      return out
     },
     async open(ref) {
       const handle = await sandbox.processes.get(ref)

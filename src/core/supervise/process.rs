@@ -130,6 +130,11 @@ impl Member for Process {
 }
 
 impl Process {
+    /// Whether it runs on a pseudo-terminal (the `pty` option).
+    pub fn on_terminal(&self) -> bool {
+        self.has_terminal
+    }
+
     /// The root's pid: of the current run, for a service.
     pub fn pid(&self) -> u32 {
         self.pid.load(Ordering::Relaxed)
