@@ -62,7 +62,10 @@ const clients = new Set()
 let ending = undefined
 
 function info(rec) {
-  return rules.processInfo({ pid: rec.pid, command: rec.command, exitCode: rec.result?.exitCode })
+  const out = rules.processInfo({ pid: rec.pid, command: rec.command, exitCode: rec.result?.exitCode })
+  // Which processes a person may open as a terminal (the web view, attach): those on a pty.
+  if (rec.core?.native.onTerminal) out.pty = true
+  return out
 }
 
 function settle(rec, exit) {
