@@ -7,6 +7,8 @@ const errors = require('../native/errors')
 const { CliError, openSandbox, processOf, terminalOf } = require('./sandboxes')
 
 /** Ctrl-]: the byte that detaches (never sent to the program). */
+/** Typed bytes in flight past which input is paused. */
+const TYPING_HIGH_WATER = 1024 * 1024
 const DETACH = 0x1d
 
 /**
@@ -53,10 +55,22 @@ async function attach(args, io, input = process.stdin) {
   if (raw) input.setRawMode(true)
   let detached = false
   const onResize = () => view.resize(...size()).catch(() => {})
+  // What is typed and not yet taken by the program: past a bound, this terminal is read no
+  // further until it is (a paste into a program that reads nothing waits, rather than be
+  // refused past the stdin backlog and lost).
+  let pending = 0
   const onInput = (chunk) => {
     const at = chunk.indexOf(DETACH)
     const typed = at < 0 ? chunk : chunk.subarray(0, at)
-    if (typed.length > 0) view.send(typed).catch(() => {})
+    if (typed.length > 0) {
+      pending += typed.length
+      if (pending > TYPING_HIGH_WATER) input.pause()
+      const settled = () => {
+        pending -= typed.length
+        if (pending <= TYPING_HIGH_WATER && !detached) input.resume()
+      }
+      view.send(typed).then(settled, settled)
+    }
     if (at >= 0) {
       detached = true
       controller.abort()
