@@ -137,4 +137,21 @@ async function rejection(promise) {
   assert.fail('the promise did not reject')
 }
 
-module.exports = { alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }
+/**
+ * A WebSocket client of a terminal served with connect(): it gathers the output (binary frames)
+ * and the control frames (text frames after a NUL, JSON), and records the close code.
+ */
+function terminalClient(port, query = '') {
+  const { WebSocket } = require('ws')
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/${query}`)
+  const c = { ws, output: '', controls: [], closed: null }
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) c.output += data.toString()
+    else c.controls.push(JSON.parse(data.toString().slice(1)))
+  })
+  ws.on('close', (code) => (c.closed = code))
+  c.open = new Promise((r) => ws.once('open', r))
+  return c
+}
+
+module.exports = { terminalClient, alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict')
 const { EventEmitter } = require('node:events')
 const { WebSocket, WebSocketServer } = require('ws')
 const { ProcessManager, InvalidProcessCursorError, InvalidProcessOptionError, createWebView } = require('..')
-const { eventually } = require('./helpers')
+const { eventually, terminalClient } = require('./helpers')
 
 const SHELL = { command: ['/bin/sh'], env: { PS1: '$ ' }, cols: 80, rows: 24 }
 
@@ -25,18 +25,7 @@ async function serve(terminal, options) {
   return { wss, port: wss.address().port, settled }
 }
 
-/** A client that gathers the output (binary frames) and the control frames. */
-function client(port, query = '') {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/${query}`)
-  const c = { ws, output: '', controls: [], closed: null }
-  ws.on('message', (data, isBinary) => {
-    if (isBinary) c.output += data.toString()
-    else c.controls.push(JSON.parse(data.toString().slice(1)))
-  })
-  ws.on('close', (code) => (c.closed = code))
-  c.open = new Promise((r) => ws.once('open', r))
-  return c
-}
+const client = terminalClient
 
 test('Terminal#connect: output as binary frames, typed text, the resize message, and since resumes with no repeat', async () => {
   const pm = new ProcessManager()

@@ -2,26 +2,16 @@
 // terminals: typed input, output, the resize message, and a resume after a cursor.
 import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { WebSocket, WebSocketServer } from 'ws'
+import { WebSocketServer } from 'ws'
+import { createRequire } from 'node:module'
 import { BACKENDS, end } from './backends.mjs'
 import { eventually, tempDir } from './helpers.mjs'
 
+const client = createRequire(import.meta.url)('../helpers.js').terminalClient
 const made = []
 after(async () => {
   for (const sb of made) await end(sb)
 })
-
-function client(port, query = '') {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/${query}`)
-  const c = { ws, output: '', controls: [], closed: null }
-  ws.on('message', (data, isBinary) => {
-    if (isBinary) c.output += data.toString()
-    else c.controls.push(JSON.parse(data.toString().slice(1)))
-  })
-  ws.on('close', (code) => (c.closed = code))
-  c.open = new Promise((r) => ws.once('open', r))
-  return c
-}
 
 for (const backend of BACKENDS.filter((b) => b.native)) {
   describe(backend.title, { timeout: 60_000 }, () => {
