@@ -4,7 +4,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { EventEmitter } = require('node:events')
-const { WebSocket, WebSocketServer } = require('ws')
+const { WebSocketServer } = require('ws')
 const { ProcessManager, InvalidProcessCursorError, InvalidProcessOptionError, createWebView } = require('..')
 const { eventually, terminalClient } = require('./helpers')
 
