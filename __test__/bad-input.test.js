@@ -327,14 +327,16 @@ test('the table covers every code', () => {
   const covered = new Set(rows.map((r) => r[2]).filter((e) => typeof e === 'string'))
   // PROCESS_STDIN_WRITE_FAILED needs a write that fails in the kernel (see reliability.test.js,
   // stdin racing exit); PROCESS_OUTPUT_TRUNCATED needs a reader that falls behind (same file);
-  // PROCESS_NOT_FOUND is exported for parity with the Processes API but never thrown (lookups
-  // return null or undefined instead); SANDBOX_SNAPSHOT_FAILED comes from procvisor/mastra's
+  // PROCESS_STDIN_BACKLOG_FULL needs a program that reads nothing (stdin-backlog.test.js);
+  // PROCESS_NOT_FOUND is thrown by the agent tools only (lookups return null or undefined;
+  // __test__/mastra/untrusted-patterns.test.mjs); SANDBOX_SNAPSHOT_FAILED comes from procvisor/mastra's
   // checkpoints, which need @mastra/core on Node 22 (__test__/mastra/lifecycle.test.mjs), and so
   // do the persistent sandboxes' SANDBOX_SUPERVISOR_LOST, SANDBOX_PROTOCOL_MISMATCH and
   // SANDBOX_ACCESS_DENIED (__test__/mastra/persistent.test.mjs).
   const elsewhere = new Set([
     'PROCESS_STDIN_WRITE_FAILED',
     'PROCESS_OUTPUT_TRUNCATED',
+    'PROCESS_STDIN_BACKLOG_FULL',
     'PROCESS_NOT_FOUND',
     'SANDBOX_SNAPSHOT_FAILED',
     'SANDBOX_SUPERVISOR_LOST',

@@ -6,7 +6,7 @@
 // pattern from elsewhere (an agent's tool call, a persistent sandbox's client) is refused.
 
 const { binding } = require('../native/native')
-const { invalidOption } = require('../native/errors')
+const { invalidOption, codes } = require('../native/errors')
 const { describe } = require('../native/util')
 
 class LogMatcher {
@@ -38,7 +38,7 @@ function matcherOf(pattern, { linearOnly = false } = {}) {
   try {
     linear = new binding.LogPattern(pattern.source, pattern.flags)
   } catch (e) {
-    if (linearOnly || e.code !== 'INVALID_PROCESS_OPTION') throw e
+    if (linearOnly || e.code !== codes.INVALID_PROCESS_OPTION) throw e
   }
   if (linear) return new LogMatcher(pattern, (text) => linear.find(text))
   // A private copy without g/y, so lastIndex state never leaks between windows or callers.
