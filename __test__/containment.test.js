@@ -88,6 +88,22 @@ for (const mode of ['cgroup', 'process-group']) {
       assert.equal(alive(grandchild), false)
     })
 
+    test('a signal reaches each process of the tree once', async () => {
+      // A second SIGTERM is "force quit" to many servers; a counter sees a second of any signal.
+      const script = "let n = 0; process.on('SIGUSR2', () => console.log('got', ++n)); process.on('SIGTERM', () => { console.log('bye'); process.exit(0) }); console.log('up'); setInterval(() => {}, 1000)"
+      const p = await pm.exec([process.execPath, '-e', script])
+      await p.waitForLog('up')
+      // A second delivery that comes before the first is handled is merged with it by the
+      // kernel: a few rounds make a doubled signal show.
+      for (let n = 1; n <= 5; n++) {
+        await p.kill('SIGUSR2')
+        await p.waitForLog(`got ${n}\n`)
+      }
+      await p.kill('SIGTERM')
+      assert.deepEqual(await p.waitForExit({ timeout: 10_000 }), { code: 0, timedOut: false })
+      assert.equal((await p.output({ encoding: 'utf8' })).stdout, 'up\ngot 1\ngot 2\ngot 3\ngot 4\ngot 5\nbye\n')
+    })
+
     test('launches after a kill are not harmed by it', async () => {
       // A cgroup that cgroup.kill emptied kills whatever is later born into it, so it must not be
       // handed to the next launch.

@@ -262,9 +262,16 @@ impl Process {
         // On a terminal, a job-control shell puts its jobs in process groups of their own; they
         // are still of the session the root leads.
         let session = self.has_terminal && crate::core::tree::group::signal_session(pgid.pgid, signal);
+        // Once each: a process that counts its signals, or takes a second SIGTERM as "force
+        // quit", must not get the one signal twice.
+        let reached = |pid: libc::pid_t| {
+            // SAFETY: getpgid and getsid are plain queries.
+            let (pgid_of, sid_of) = unsafe { (libc::getpgid(pid), libc::getsid(pid)) };
+            pgid_of == pgid.pgid || (root && pid == pgid.pgid) || (self.has_terminal && sid_of == pgid.pgid)
+        };
         let tree = match self.cgroup.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             Some(cg) if signal == libc::SIGKILL => cg.kill(),
-            Some(cg) => cg.signal(signal),
+            Some(cg) => cg.signal(signal, reached),
             None => false,
         };
         group || root || session || tree

@@ -171,11 +171,11 @@ impl Cgroup {
         std::fs::write(self.dir.join("cgroup.kill"), b"1").is_ok() && self.populated()
     }
 
-    /// `signal` to every member; true when there was one.
-    pub fn signal(&self, signal: i32) -> bool {
+    /// `signal` to every member but those `reached` already; true when there was one.
+    pub fn signal(&self, signal: i32, reached: impl Fn(libc::pid_t) -> bool) -> bool {
         let Ok(procs) = read(&self.dir, "cgroup.procs") else { return false };
         let mut any = false;
-        for pid in procs.lines().filter_map(|l| l.trim().parse::<libc::pid_t>().ok()) {
+        for pid in procs.lines().filter_map(|l| l.trim().parse::<libc::pid_t>().ok()).filter(|&pid| !reached(pid)) {
             // SAFETY: plain syscall; a member listed by the cgroup is alive (or a zombie).
             any |= unsafe { libc::kill(pid, signal) } == 0;
         }
