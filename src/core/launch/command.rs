@@ -81,6 +81,10 @@ pub struct SpawnSpec {
     pub screen: bool,
     /// Run again when a run ends, as the policy says (a service); `None` runs once.
     pub restart: Option<crate::core::launch::restart::RestartPolicy>,
+    /// What tells that each run is ready, and still healthy; none for most.
+    pub probes: crate::core::launch::probes::Probes,
+    /// How `close()`, a sandbox's stop and `stop()` end it; `None`: SIGKILL at once.
+    pub shutdown: Option<crate::core::launch::probes::Shutdown>,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 1000;

@@ -7,6 +7,7 @@
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::launch::command::{Containment, SpawnSpec, StdinMode};
 use crate::core::launch::options::{argv, cwd, duration, env, env_object, limits, pty, resolve, retained, whole_ms};
+use crate::core::launch::probes;
 use crate::core::value::Value;
 use std::path::{Path, PathBuf};
 
@@ -154,6 +155,19 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         }
         (_, v) => crate::core::launch::restart::parse(v)?,
     };
+    if face == Face::Terminal {
+        for name in ["readiness", "liveness", "shutdown"] {
+            if !o.get(name).is_absent() {
+                return Err(CoreError::invalid_option(
+                    name,
+                    format!("createTerminal has no {name}: a terminal is interactive, not a service"),
+                ));
+            }
+        }
+    }
+    spec.probes.readiness = probes::probe("readiness", o.get("readiness"))?;
+    spec.probes.liveness = probes::probe("liveness", o.get("liveness"))?;
+    spec.shutdown = probes::shutdown(o.get("shutdown"))?;
     spec.containment = match req.get("containment") {
         Value::String(c) if c == "cgroup" => Containment::Cgroup,
         _ => Containment::ProcessGroup,
