@@ -50,6 +50,7 @@ mod launch;
 mod lending;
 mod lifecycle;
 mod output;
+mod probe;
 mod service;
 mod stdin;
 mod terminal;

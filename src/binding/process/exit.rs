@@ -47,6 +47,10 @@ pub struct NativeState {
     pub last_exit: Option<NativeExit>,
     /// A service whose policy asked for a restart its count no longer allowed.
     pub gave_up: bool,
+    /// With a readiness probe: the current run passed it (false before, and between runs).
+    pub ready: Option<bool>,
+    /// With a liveness probe: false once the current run failed it (true before the first check).
+    pub healthy: Option<bool>,
 }
 
 impl From<State> for NativeState {
@@ -63,6 +67,8 @@ impl From<State> for NativeState {
             backoff: s.backoff,
             last_exit: if s.ended_between_runs { s.last_exit } else { s.done.or(s.last_exit) }.map(Into::into),
             gave_up: s.gave_up,
+            ready: s.ready,
+            healthy: s.healthy,
         }
     }
 }

@@ -260,6 +260,20 @@ impl NativeProcess {
         Ok(self.inner.signal(signal, intent))
     }
 
+    /// Ends the process through its `shutdown` option (its signal, then SIGKILL once its
+    /// `timeoutMs` has passed), or with SIGKILL at once without one; either is a kill. Returns
+    /// false when the signal reached no process.
+    #[napi]
+    pub fn shutdown(&self) -> bool {
+        self.inner.shutdown()
+    }
+
+    /// How long a shutdown may take before its SIGKILL, in milliseconds (0 without `shutdown`).
+    #[napi(getter)]
+    pub fn shutdown_ms(&self) -> f64 {
+        self.inner.shutdown.map_or(0.0, |sd| sd.timeout_ms as f64)
+    }
+
     #[napi(ts_return_type = "Promise<void>")]
     pub fn write_stdin<'env>(&self, env: &'env Env, data: Buffer) -> napi::Result<PromiseRaw<'env, ()>> {
         let (p, bytes) = (self.inner.clone(), bytes::Bytes::copy_from_slice(&data));

@@ -50,7 +50,7 @@ pub struct NativeChunk {
 #[napi(object, object_from_js = false)]
 pub struct NativeLogEvent {
     pub seq: f64,
-    /// "stdout" | "stderr" | "restart" | "exited"
+    /// "stdout" | "stderr" | "restart" | "probe" | "exited"
     #[napi(ts_type = "string")]
     pub kind: EventKind,
     pub at_ms: f64,
@@ -60,6 +60,12 @@ pub struct NativeLogEvent {
     pub exit: Option<NativeExit>,
     /// The restart's number, for a `restart` (1 for the first).
     pub attempt: Option<u32>,
+    /// Which probe a `probe` event is about: "readiness" | "liveness".
+    pub probe: Option<&'static str>,
+    /// A `probe` event's verdict: it passed (ready) or failed its threshold.
+    pub ok: Option<bool>,
+    /// What a `probe` event's last check saw.
+    pub reason: Option<String>,
 }
 
 #[napi(object, object_from_js = false)]
@@ -112,6 +118,7 @@ impl ToNapiValue for Stream {
 pub enum EventKind {
     Output(Stream),
     Restart,
+    Probe,
     Exited,
 }
 
@@ -121,6 +128,7 @@ impl EventKind {
         match self {
             EventKind::Output(s) => s.as_str(),
             EventKind::Restart => "restart",
+            EventKind::Probe => "probe",
             EventKind::Exited => "exited",
         }
     }
@@ -134,20 +142,30 @@ impl ToNapiValue for EventKind {
 }
 
 pub(super) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
-    let (kind, data, exit, attempt) = match e.body {
-        EventBody::Output(s, b) => (EventKind::Output(s), Some(JsBytes(b)), None, None),
-        EventBody::Restart { attempt, exit } => (EventKind::Restart, None, Some(exit.into()), Some(attempt)),
-        EventBody::Exited(x) => (EventKind::Exited, None, Some(x.into()), None),
-    };
-    NativeLogEvent {
+    let mut event = NativeLogEvent {
         seq: e.seq as f64,
-        kind,
+        kind: EventKind::Exited,
         at_ms: e.at_ms as f64,
         cursor: cursor::encode(id, e.seq),
-        data,
-        exit,
-        attempt,
+        data: None,
+        exit: None,
+        attempt: None,
+        probe: None,
+        ok: None,
+        reason: None,
+    };
+    match e.body {
+        EventBody::Output(s, b) => (event.kind, event.data) = (EventKind::Output(s), Some(JsBytes(b))),
+        EventBody::Restart { attempt, exit } => {
+            (event.kind, event.exit, event.attempt) = (EventKind::Restart, Some(exit.into()), Some(attempt))
+        }
+        EventBody::Probe { kind, ok, reason } => {
+            event.kind = EventKind::Probe;
+            (event.probe, event.ok, event.reason) = (Some(kind.as_str()), Some(ok), Some(reason));
+        }
+        EventBody::Exited(x) => event.exit = Some(x.into()),
     }
+    event
 }
 
 fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {

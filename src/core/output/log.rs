@@ -54,6 +54,30 @@ pub enum EventBody {
         attempt: u32,
         exit: ExitInfo,
     },
+    /// A probe's verdict changed: a run became ready (`ok`) or stopped being ready, or its
+    /// liveness failed (which ends the run). `reason` says what the last check saw.
+    Probe {
+        kind: ProbeKind,
+        ok: bool,
+        reason: String,
+    },
+}
+
+/// Which probe a `Probe` event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeKind {
+    Readiness,
+    Liveness,
+}
+
+impl ProbeKind {
+    /// The name JS reads, as the option is named.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeKind::Readiness => "readiness",
+            ProbeKind::Liveness => "liveness",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,10 +7,12 @@
 
 use crate::core::exit::StopReason;
 use crate::core::launch::command::{SpawnSpec, StdinMode};
+use crate::core::launch::probes::Shutdown;
 use crate::core::launch::restart::RestartPolicy;
 use crate::core::launch::spawn::Launched;
 use crate::core::output::log::{now_ms, LogRead, Stream};
 use crate::core::output::process_output::Output;
+use crate::core::supervise::probe::ProbePlan;
 use crate::core::supervise::registry::Member;
 use crate::core::supervise::state::{RootExit, State};
 use crate::core::supervise::stdin::Stdin;
@@ -19,7 +21,7 @@ use crate::core::tree::group::ProcessGroup;
 use crate::core::tree::reaper;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -36,6 +38,12 @@ pub struct Process {
     pub stdin_mode: StdinMode,
     /// What a service runs again, and when (`restart`); `None` for a process that runs once.
     pub(crate) service: Option<(SpawnSpec, RestartPolicy)>,
+    /// The probes each run is watched with; `None` (most processes) costs nothing.
+    pub(crate) probes: Option<Arc<ProbePlan>>,
+    /// How a shutdown ends it (`shutdown`); `None`: SIGKILL at once.
+    pub(crate) shutdown: Option<Shutdown>,
+    /// The log's last event before the current run's output: a log probe reads from there.
+    pub(super) run_log_start: AtomicU64,
     /// When the current run started, for the policy's `resetAfterMs`.
     pub(super) run_started: Mutex<std::time::Instant>,
     /// The root's pidfd until it is reaped: the root is signalled through it when it has left its
@@ -92,6 +100,9 @@ impl Process {
             owner,
             stdin_mode: spec.stdin,
             service: spec.restart.map(|policy| (spec.clone(), policy)),
+            probes: spec.probes.any().then(|| Arc::new(ProbePlan::of(spec))),
+            shutdown: spec.shutdown,
+            run_log_start: AtomicU64::new(0),
             run_started: Mutex::new(std::time::Instant::now()),
             root: Mutex::new(pidfd),
             output: Output::new(
@@ -100,7 +111,13 @@ impl Process {
                 spec.retain_bytes,
                 spec.pty.as_ref().filter(|_| spec.screen).map(|p| (p.cols, p.rows)),
             ),
-            state: watch::channel(State { service: spec.restart.is_some(), ..State::default() }).0,
+            state: watch::channel(State {
+                service: spec.restart.is_some(),
+                ready: spec.probes.readiness.as_ref().map(|_| false),
+                healthy: spec.probes.liveness.as_ref().map(|_| true),
+                ..State::default()
+            })
+            .0,
             stdin: Mutex::new(Arc::new(Stdin::start(pid, spec.stdin, stdin, terminal.is_some()))),
             drain: watch::channel(false).0,
             cgroup_dir: Mutex::new(cgroup.as_ref().map(|cg| cg.dir.clone())),
@@ -203,6 +220,8 @@ impl Process {
         let lasted = self.run_started.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
         self.update(|s| {
             s.root_exit = Some(exit);
+            // A run that ended serves nothing.
+            s.ready = s.ready.map(|_| false);
             if let Some((_, policy)) = &self.service {
                 super::service::decide(policy, s, lasted);
             }

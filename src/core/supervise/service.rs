@@ -110,7 +110,8 @@ pub(super) fn decide(policy: &RestartPolicy, s: &mut State, lasted: Duration) {
     if lasted.as_secs_f64() * 1000.0 >= policy.reset_after_ms {
         s.restarts = 0;
     }
-    let wanted = s.stop.is_none() && !s.halt && s.outcome().is_some_and(|o| policy.wants(&o));
+    let failed = s.unhealthy_end || s.outcome().is_some_and(|o| policy.wants(&o));
+    let wanted = s.stop.is_none() && !s.halt && failed;
     s.restart_next = wanted && s.restarts < policy.max_restarts;
     s.gave_up = wanted && !s.restart_next;
 }
@@ -141,6 +142,8 @@ impl Process {
     pub(crate) fn begin_run(&self, root: &mut Launched, cgroup: Option<Cgroup>) -> bool {
         let (pid, pidfd, stdin, terminal) = (root.pid, root.pidfd.clone(), root.stdin.take(), root.terminal.take());
         *self.run_started.lock().unwrap_or_else(|e| e.into_inner()) = std::time::Instant::now();
+        // Before this run's readers start: its output is what follows.
+        self.run_log_start.store(self.output.last_seq(), Ordering::Relaxed);
         self.pid.store(pid, Ordering::Relaxed);
         *self.root.lock().unwrap_or_else(|e| e.into_inner()) = pidfd;
         *self.stdin.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -158,6 +161,11 @@ impl Process {
             s.tree_empty = false;
             s.restart_next = false;
             s.backoff = false;
+            // Each run proves itself again: not ready until its readiness probe passes.
+            s.ready = s.ready.map(|_| false);
+            s.healthy = s.healthy.map(|_| true);
+            s.unhealthy_end = false;
+            s.kill_after = None;
             halted = s.halt;
         });
         halted

@@ -46,6 +46,19 @@ pub struct State {
     /// A signal ended the service between two runs: its end is that signal's, and `last_exit`
     /// stays the last run's own.
     pub ended_between_runs: bool,
+    // A process with probes only (`None` without the probe):
+    /// Whether the current run passed its readiness probe (false again once it failed it
+    /// `failureThreshold` times in a row, and at each new run).
+    pub ready: Option<bool>,
+    /// False once the current run failed its liveness probe `failureThreshold` times in a row
+    /// (the run is being ended); true before the first probe.
+    pub healthy: Option<bool>,
+    /// The current run was ended by its liveness probe: a failure for the restart policy, whatever
+    /// its exit code.
+    pub unhealthy_end: bool,
+    /// A SIGKILL to the tree is due then, unless it is gone: the end of a shutdown's wait, or of
+    /// the grace after a liveness failure's signal. The supervisor sends it.
+    pub kill_after: Option<std::time::Instant>,
 }
 
 impl State {

@@ -17,6 +17,7 @@ use crate::core::error::{CoreError, CoreResult};
 use crate::core::exit::StopReason;
 use crate::core::launch::command::{Containment, SpawnSpec};
 use crate::core::output::log::{now_ms, EventBody, Stream};
+use crate::core::supervise::probe;
 use crate::core::supervise::process::Process;
 use crate::core::supervise::service;
 use crate::core::supervise::state::RootExit;
@@ -167,7 +168,10 @@ async fn supervise(
     let mut changes = p.subscribe_state();
     let (mut pidfd, mut listed) = (pidfd, listed);
     loop {
+        // Stopped when this run is over (dropped), whatever ended it.
+        let probing = probe::start(&p);
         let over = run(&p, pidfd.take(), &mut changes, &mut deadline, &mut kill_at, grace).await;
+        drop(probing);
         // The whole tree of the run is gone: the next one finds its port, its files, free.
         p.release_cgroup();
         if let Some(entry) = listed.take() {
@@ -227,12 +231,20 @@ async fn run(
     let mut tree_left: Option<Waiting> = None;
     // Without a cgroup to watch, the tree is the process group.
     let mut group_is_tree = true;
+    // The SIGKILL a shutdown or a liveness failure asked for (`kill_after`), once seen, and when
+    // it is due; this run's own, so a next run never inherits it.
+    let mut asked: Option<std::time::Instant> = None;
+    let mut escalate: Option<Instant> = None;
 
     loop {
         // Marks the state seen, so that `changed()` below waits for the next change.
         let st = changes.borrow_and_update().clone();
         if st.tree_empty && (st.is_finished() || (st.restarting() && st.outputs_done)) {
             return st.is_finished();
+        }
+        if st.kill_after.is_some() && st.kill_after != asked {
+            asked = st.kill_after;
+            escalate = asked.map(Instant::from_std);
         }
         tokio::select! {
             status = &mut exit, if !reaped => {
@@ -284,6 +296,10 @@ async fn run(
             }
             _ = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
                 *kill_at = None;
+                p.send(libc::SIGKILL);
+            }
+            _ = tokio::time::sleep_until(escalate.unwrap_or_else(Instant::now)), if escalate.is_some() => {
+                escalate = None;
                 p.send(libc::SIGKILL);
             }
             _ = changes.changed() => {}

@@ -24,6 +24,7 @@ fn shape(p: &Process) -> Vec<String> {
             EventBody::Output(..) => "o".to_string(),
             EventBody::Restart { attempt, exit } => format!("r{attempt}:{}", exit.code),
             EventBody::Exited(x) => format!("e:{}", x.code),
+            EventBody::Probe { kind, ok, .. } => format!("p:{}:{ok}", kind.as_str()),
         })
         .collect()
 }
