@@ -115,15 +115,18 @@ class ProcessHandle extends ProcessView {
   }
 
   /**
-   * SIGKILL to the whole process group. `false` if the process had already exited; otherwise
-   * whether the signal reached a process, without waiting for the exit. With a `signal` (1–64, or
-   * a name: 'SIGTERM', 'TERM'), sends that instead.
+   * SIGKILL to the whole process group, or its `shutdown` (its signal, SIGKILL after its
+   * `timeoutMs`) when it was spawned with one. `false` if the process had already exited;
+   * otherwise whether the signal reached a process, without waiting for the exit. With a `signal`
+   * (1–64, or a name: 'SIGTERM', 'TERM'), sends that instead.
    */
   async kill(signal) {
     // A bad signal is refused whether or not the process is still running.
     if (signal !== undefined) binding.checkSignal(signal)
     if (this.exitCode !== undefined) return false
-    return this._core.native.signal(signal === undefined ? 9 : signal, signal === undefined)
+    // Mastra's own stop kills each process this way: a process that asked to be ended gently is.
+    if (signal === undefined) return this._core.native.shutdown()
+    return this._core.native.signal(signal, false)
   }
 
   /** Writes to stdin; resolves once written. Writes (and `closeStdin`) happen in call order. */

@@ -277,8 +277,9 @@ class ProcessManager {
   }
 
   /**
-   * Kills every process of this manager (SIGKILL to each group), launches in flight included,
-   * waits for them to be gone, and makes every handle stale. Idempotent.
+   * Kills every process of this manager (SIGKILL to each group, or its `shutdown`: its signal,
+   * then SIGKILL after its `timeoutMs`), launches in flight included, waits for them to be gone,
+   * and makes every handle stale. Idempotent.
    */
   close() {
     if (!this._closing) this._closing = this._close()
@@ -289,8 +290,9 @@ class ProcessManager {
     this._closed = true
     await Promise.allSettled([...this._launching])
     const natives = [...this._records.values()].map((r) => r.core.native)
-    for (const n of natives) n.signal(9, true)
-    await Promise.all(natives.map((n) => n.waitDone(10_000)))
+    for (const n of natives) n.shutdown()
+    // A shutdown's own wait comes before its SIGKILL, and so before the bound on the end.
+    await Promise.all(natives.map((n) => n.waitDone(10_000 + n.shutdownMs)))
     this._records.clear()
     this._byPid.clear()
     binding.trimCgroups()

@@ -50,8 +50,17 @@ class ProcessView {
     this._core.check()
     return observe.waitForPort(this._core.native, port, options)
   }
+
+  /**
+   * Ends the process as `close()` would: through its `shutdown` option (its signal, SIGKILL
+   * after its `timeoutMs`), or SIGKILL at once without one. Resolves with the exit.
+   */
+  async stop() {
+    this._core.check()
+    return observe.stop(this._core.native)
+  }
 }
 
-traceMethods(ProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'resize', 'waitForPort'])
+traceMethods(ProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'resize', 'waitForPort', 'stop'])
 
 module.exports = { ProcessView }

@@ -1,7 +1,7 @@
 'use strict'
 // The Processes API's reading side, shared by `Process` and the Mastra-surface `ProcessHandle`
 // (both are views of one process): status, logs, output, waitForExit, waitForLog, waitForPort,
-// kill.
+// kill, stop.
 // Observation is not control: a timeout or abort here ends the caller's wait, never the process.
 
 const { StringDecoder } = require('node:string_decoder')
@@ -42,8 +42,15 @@ function status(core) {
   const base = { id: native.id, pid: native.pid, command: core.argv, cwd: core.cwd, startedAt: iso(native.startedAtMs) }
   if (native.onTerminal) base.pty = true
   addUsage(base, native)
-  if (!st.done) return addService({ state: st.backoff ? 'backoff' : 'running', ...base }, st)
-  return addService({ state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }, st)
+  if (!st.done) return addProbes(addService({ state: st.backoff ? 'backoff' : 'running', ...base }, st), st)
+  return addProbes(addService({ state: 'exited', ...base, endedAt: iso(st.endedAtMs), exit: toExit(st.exit) }, st), st)
+}
+
+/** The verdicts of the probes the process was launched with (`readiness`, `liveness`). */
+function addProbes(out, st) {
+  if (st.ready !== undefined && st.ready !== null) out.ready = st.ready
+  if (st.healthy !== undefined && st.healthy !== null) out.healthy = st.healthy
+  return out
 }
 
 /** A service's count, its last run's exit and, once it ended, whether it gave up. */
@@ -119,6 +126,7 @@ function logEvent(e) {
     return { type: e.kind, cursor: e.cursor, timestamp, data: new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength) }
   }
   if (e.kind === 'restart') return { type: 'restart', attempt: e.attempt, exit: toExit(e.exit), cursor: e.cursor, timestamp }
+  if (e.kind === 'probe') return { type: 'probe', probe: e.probe, ok: e.ok, reason: e.reason, cursor: e.cursor, timestamp }
   return { type: 'terminal', state: 'exited', cursor: e.cursor, timestamp, exit: toExit(e.exit) }
 }
 
@@ -371,4 +379,13 @@ async function kill(native, signal) {
   native.signal(signal === undefined ? 15 : signal, false)
 }
 
-module.exports = { addUsage, status, waitForExit, logs, logStart, logEvents, output, waitForLog, waitForPort, kill, logCursor, iso, toExit }
+/**
+ * Ends the process through its `shutdown` option (SIGKILL at once without one), as `close()`
+ * does, and resolves with its exit once the whole tree is gone.
+ */
+async function stop(native) {
+  native.shutdown()
+  return waitForExit(native)
+}
+
+module.exports = { addUsage, status, waitForExit, logs, logStart, logEvents, output, waitForLog, waitForPort, kill, stop, logCursor, iso, toExit }
