@@ -91,6 +91,16 @@ const examples = [
     },
   },
   {
+    file: 'probes.mjs',
+    mastra: false,
+    async run(node, project) {
+      const port = await freePort()
+      const out = run(node, project, this.file, [], { PORT: String(port) })
+      const failed = new RegExp(`^liveness failed: 2 failures in a row; GET http://localhost:${port}/health: HTTP status 500 is outside 200-399$`, 'm')
+      expectLines(out, [/^readiness passed$/m, failed, /^restarts 1$/m, /^stopped with code 0 true$/m], this.file)
+    },
+  },
+  {
     file: 'terminal.mjs',
     mastra: false,
     async run(node, project) {

@@ -19,7 +19,7 @@ import type {
   StaleProcessHandleError,
 } from './errors'
 import type { ProcessManager } from './manager'
-import type { ProcessLimits, ProcessSignal, RestartOptions, TerminalOptions } from './options'
+import type { ProbeOptions, ProcessLimits, ProcessSignal, RestartOptions, ShutdownOptions, TerminalOptions } from './options'
 import type {
   Process,
   ProcessExit,
@@ -85,6 +85,12 @@ export interface SpawnProcessOptions {
    * run's. `wait()` resolves when the service ends for good.
    */
   restart?: RestartOptions
+  /** What tells that a run is ready to serve: `status().ready` and `probe` events (see {@link ProbeOptions}). */
+  readiness?: ProbeOptions
+  /** What tells that a run is still healthy; one that is not is ended (see {@link ProbeOptions}). */
+  liveness?: ProbeOptions
+  /** How `kill()` without a signal, `close()` and `stop()` end it: a signal, then SIGKILL (see {@link ShutdownOptions}). */
+  shutdown?: ShutdownOptions
 }
 
 /** What {@link ProcessManager.list} returns per tracked handle. */
@@ -181,11 +187,12 @@ export declare class ProcessHandle {
    */
   wait(options?: WaitOptions): Promise<CommandResult>
   /**
-   * SIGKILL to the whole process group (and tree, under cgroup containment); resolves `true` at
-   * once (without waiting for the exit) when the signal reached a process, `false` if the process
-   * had already exited or nothing was left to reach. With a `signal` ({@link ProcessSignal}: 1–64,
-   * `'SIGTERM'`, `'TERM'`) sends that signal instead. Any other `signal` rejects with
-   * {@link InvalidProcessSignalError}, even after exit.
+   * SIGKILL to the whole process group (and tree, under cgroup containment), or, when spawned
+   * with `shutdown`, its signal with SIGKILL after its `timeoutMs` ({@link ShutdownOptions}: the
+   * call Mastra's own stop makes); resolves `true` at once (without waiting for the exit) when the
+   * signal reached a process, `false` if the process had already exited or nothing was left to
+   * reach. With a `signal` ({@link ProcessSignal}: 1–64, `'SIGTERM'`, `'TERM'`) sends that signal
+   * instead. Any other `signal` rejects with {@link InvalidProcessSignalError}, even after exit.
    */
   kill(signal?: ProcessSignal): Promise<boolean>
   /**
@@ -240,6 +247,8 @@ export declare class ProcessHandle {
   waitForLog(pattern: string | RegExp, options?: WaitForLogOptions): Promise<WaitForLogResult>
   /** {@link Process.waitForPort} of this process, e.g. `handle.waitForPort(3000)` after `spawn('npm run dev')`. */
   waitForPort(port: number, options?: WaitForPortOptions): Promise<void>
+  /** {@link Process.stop} of this process: through its `shutdown`, resolving with the exit. */
+  stop(): Promise<ProcessExit>
   /**
    * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
    * to its foreground job. `cols` and `rows` are integers 1–65535, else

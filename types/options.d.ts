@@ -78,6 +78,92 @@ export interface RestartOptions {
   resetAfterMs?: number
 }
 
+/**
+ * The timing every probe shares. A probe's verdict changes after `failureThreshold` failed
+ * checks in a row, or after one that passes; each change is a `probe` event in `logs()`.
+ */
+export interface ProbeTiming {
+  /** Milliseconds from the start of one check to the start of the next (positive; default 1000). */
+  periodMs?: number
+  /** Milliseconds one check may take before it counts as failed (positive; default 1000). */
+  timeoutMs?: number
+  /** Failed checks in a row that change the verdict (an integer ≥ 1; default 3). */
+  failureThreshold?: number
+  /** Milliseconds from the start of each run to its first check (default 0). */
+  initialDelayMs?: number
+}
+
+/**
+ * What a probe checks, on loopback (127.0.0.1, then ::1) where it connects. Exactly one of:
+ * - `{ port }`: a TCP connection is accepted;
+ * - `{ http: { port, path?, status? } }`: `GET path` (default `'/'`) answers `status`, or any
+ *   status from 200 to 399 when it is not given;
+ * - `{ log: pattern }`: the run's output (stdout or stderr) has matched `pattern`, a string: text
+ *   to find, or `'/source/flags'` for a regular expression, matched in linear time (lookaround
+ *   and backreferences are refused). Once matched it stays matched for the run;
+ * - `{ exec: argv }`: the command (no shell; in the process's cwd, with its env) exits 0 within
+ *   `timeoutMs`; past it, it is killed with everything it started.
+ */
+export type ProbeTarget =
+  | {
+      /** The port that must accept a connection, an integer 1–65535. */
+      port: number
+    }
+  | {
+      /** The HTTP check. */
+      http: {
+        /** The port, an integer 1–65535. */
+        port: number
+        /** The path, starting with `/`, without whitespace. Default `'/'`. */
+        path?: string
+        /** The one status that passes (100–999). Default: any from 200 to 399. */
+        status?: number
+      }
+    }
+  | {
+      /** Text to find in the output, or `'/source/flags'` for a regular expression. */
+      log: string
+    }
+  | {
+      /** The command that must exit 0: executable, then arguments. */
+      exec: readonly [executable: string, ...args: string[]]
+    }
+
+/**
+ * The `readiness` and `liveness` options of `exec()` and `spawn()`: a {@link ProbeTarget} with
+ * its {@link ProbeTiming}, checked by procvisor's own supervisor with each run (so in a persistent
+ * sandbox with nobody attached too), from the run's start until its root exits; a process without
+ * probes pays nothing for them.
+ *
+ * - `readiness`: `status().ready` is `false` until a check passes, then `true`; `false` again
+ *   after `failureThreshold` failed checks in a row, at each new run of a service, and once the
+ *   process has ended. It never ends the process.
+ * - `liveness`: `status().healthy` is `true` until `failureThreshold` checks in a row have failed;
+ *   then the run is ended as a shutdown ends it (its `shutdown` signal, else SIGTERM; SIGKILL after
+ *   its `timeoutMs`, else `gracePeriod`), and `restart` decides what follows: for the policy the
+ *   run failed, whatever its exit code. With a `readiness` probe too, liveness is checked only once
+ *   the run has been ready, so that a slow start is not taken for a hang.
+ *
+ * A bad value (no target, two targets, an unknown key, a port out of range, a period that is not
+ * positive, a pattern that cannot be matched in linear time) is an {@link InvalidProcessOptionError}
+ * naming the field (`readiness.http.port`), before anything runs.
+ */
+export type ProbeOptions = ProbeTarget & ProbeTiming
+
+/**
+ * The `shutdown` option of `exec()` and `spawn()`: how `close()`, a sandbox's `stop()`,
+ * `stop()` and a spawned handle's `kill()` without a signal end the process: `signal` to the
+ * whole tree, then SIGKILL once `timeoutMs` has passed (sent by procvisor's supervisor, with
+ * nobody attached too). The outcome is a kill. Without `shutdown` they send SIGKILL at once. A
+ * bad value is an {@link InvalidProcessOptionError} naming the field, before anything runs.
+ */
+export interface ShutdownOptions {
+  /** The signal that asks the process to end ({@link ProcessSignal}). Default `'SIGTERM'`. */
+  signal?: ProcessSignal
+  /** Milliseconds it has to end before SIGKILL (≥ 0). Default 5000. */
+  timeoutMs?: number
+}
+
 /** Constructor options of {@link ProcessManager}. */
 export interface ProcessManagerOptions {
   /**

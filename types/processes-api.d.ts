@@ -20,7 +20,7 @@ import type {
   StaleProcessHandleError,
 } from './errors'
 import type { ProcessManager } from './manager'
-import type { ProcessLimits, ProcessSignal, RestartOptions, TerminalOptions } from './options'
+import type { ProbeOptions, ProcessLimits, ProcessSignal, RestartOptions, ShutdownOptions, TerminalOptions } from './options'
 
 /** argv: the executable, then its arguments, each passed as is (no shell). */
 export type ProcessCommand = readonly [executable: string, ...args: string[]]
@@ -54,6 +54,12 @@ export interface ExecOptions {
   pty?: boolean | TerminalOptions
   /** Runs it again when it ends, with backoff (a service; see {@link RestartOptions}). */
   restart?: RestartOptions
+  /** What tells that a run is ready to serve: `status().ready` and `probe` events (see {@link ProbeOptions}). */
+  readiness?: ProbeOptions
+  /** What tells that a run is still healthy; one that is not is ended (see {@link ProbeOptions}). */
+  liveness?: ProbeOptions
+  /** How `close()` and `stop()` end it: a signal, then SIGKILL (see {@link ShutdownOptions}). */
+  shutdown?: ShutdownOptions
 }
 
 /** How the root process ended (the outcome of the group is its root's). */
@@ -95,6 +101,16 @@ interface ProcessStatusBase {
   lastExit?: ProcessExit
   /** A service that has exited: `true` when it ended because `maxRestarts` was reached. */
   gaveUp?: boolean
+  /**
+   * Launched with `readiness` ({@link ProbeOptions}): the current run passed its probe. `false`
+   * before the first check passes, between runs and once the process has ended.
+   */
+  ready?: boolean
+  /**
+   * Launched with `liveness` ({@link ProbeOptions}): `false` once the current run failed its probe
+   * `failureThreshold` times in a row (it is being ended); `true` before the first check.
+   */
+  healthy?: boolean
 }
 
 /**
@@ -202,6 +218,24 @@ export type ProcessLogEvent =
       /** This event's position; pass it as `since` to resume after it. */
       cursor: string
       /** When the run's tree was gone, as an ISO 8601 string. */
+      timestamp: string
+    }
+  | /** A probe's verdict changed (launched with `readiness` or `liveness`; see {@link ProbeOptions}). */
+    {
+      /** A readiness probe passed or stopped passing, or a liveness probe failed. */
+      type: 'probe'
+      /** Which probe. */
+      probe: 'readiness' | 'liveness'
+      /**
+       * `true`: the run is ready (readiness). `false`: it is no longer ready, or (liveness) it
+       * failed `failureThreshold` checks in a row and is being ended.
+       */
+      ok: boolean
+      /** What the last check saw, e.g. `'3 failures in a row; GET http://localhost:3000/health: HTTP status 500 is outside 200-399'`. */
+      reason: string
+      /** This event's position; pass it as `since` to resume after it. */
+      cursor: string
+      /** When the verdict changed, as an ISO 8601 string. */
       timestamp: string
     }
   | /** The last event: the process tree is gone. The stream closes after it. */
@@ -357,6 +391,13 @@ export declare class Process {
    * it resolves and sends nothing. Any other `signal` rejects with {@link InvalidProcessSignalError}.
    */
   kill(signal?: ProcessSignal): Promise<void>
+  /**
+   * Ends the process as `close()` would: through its `shutdown` option ({@link ShutdownOptions}:
+   * its signal, then SIGKILL after its `timeoutMs`), or SIGKILL at once without one; a service
+   * ends for good. Resolves with the exit once the whole tree is gone, like
+   * {@link Process.waitForExit}.
+   */
+  stop(): Promise<ProcessExit>
   /**
    * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
    * to its foreground job. `cols` and `rows` are integers 1–65535, else

@@ -148,3 +148,25 @@ export async function services(pm: ProcessManager): Promise<void> {
   await pm.spawn('x', { restart: { maxRestarts: 2 } })
   void [count, last, gaveUp, restarts]
 }
+
+export async function probesAndShutdown(pm: ProcessManager): Promise<void> {
+  const p: Process = await pm.exec(['node', 'server.js'], {
+    readiness: { http: { port: 3000, path: '/health', status: 200 }, periodMs: 500, failureThreshold: 2 },
+    liveness: { exec: ['curl', '-f', 'http://localhost:3000/health'], timeoutMs: 2000, initialDelayMs: 1000 },
+    shutdown: { signal: 'SIGINT', timeoutMs: 10_000 },
+  })
+  const st: ProcessStatus = await p.status()
+  const ready: boolean | undefined = st.ready
+  const healthy: boolean | undefined = st.healthy
+  for await (const e of await p.logs()) if (e.type === 'probe') void [e.probe === 'liveness', e.ok, e.reason, e.cursor]
+  const exit = await p.stop()
+  const h: ProcessHandle = await pm.spawn('npm run dev', { readiness: { log: '/ready in \\d+ms/i' }, liveness: { port: 3000 }, shutdown: {} })
+  const stopped: number = (await h.stop()).code
+  // @ts-expect-error a probe has one target
+  await pm.exec(['x'], { readiness: { periodMs: 100 } })
+  // @ts-expect-error a log pattern is a string ('/source/flags' for a regular expression)
+  await pm.exec(['x'], { readiness: { log: /ready/ } })
+  // @ts-expect-error shutdown takes a signal and a timeout
+  await pm.exec(['x'], { shutdown: { grace: 1 } })
+  void [ready, healthy, exit.code, stopped]
+}
