@@ -1,7 +1,8 @@
 //! Checkpoints as named copies under a checkpoints directory: capture, restore, and removal of
 //! the ones a sandbox made.
 
-use super::copy::{copy_tree, Dest};
+use super::copy::{copy_tree, copy_tree_recorded, Dest, Recording};
+use super::record::{self, Header};
 use super::*;
 
 /// The file next to a checkpoint that says which sandbox made it. A checkpoint directory is
@@ -15,39 +16,16 @@ pub(super) fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Records that `owner` made the checkpoint directory `made` (device and inode), so that a later
-/// capture by anyone else (a new directory in its place) is not taken for ours.
-fn write_owner(checkpoints: &Path, name: &str, owner: &str, made: (u64, u64)) -> std::io::Result<()> {
-    let text = format!("procvisor checkpoint owner\nid={}\ndev={}\nino={}\n", hex(owner), made.0, made.1);
-    let tmp = checkpoints.join(format!(".tmp-owner-{name}-{}", random_hex()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, owner_file(checkpoints, name)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
+/// The owner's id (hex), and the checkpoint directory (device, inode) its record describes.
 pub(super) fn read_owner(path: &Path) -> Option<(String, u64, u64)> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    if lines.next()? != "procvisor checkpoint owner" {
-        return None;
-    }
-    let (mut id, mut dev, mut ino) = (None, None, None);
-    for line in lines {
-        match line.split_once('=') {
-            Some(("id", v)) => id = Some(v.to_string()),
-            Some(("dev", v)) => dev = v.parse().ok(),
-            Some(("ino", v)) => ino = v.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((id?, dev?, ino?))
+    let h = record::read_header(path)?;
+    Some((h.id?, h.dev, h.ino))
 }
 
 /// `path` made absolute (against the current directory) with every link in it resolved, as far
 /// as it can be; the rest is taken as written, `..` removing the name before it (a name that does
 /// not exist is no link).
-fn resolved(path: &Path) -> std::io::Result<PathBuf> {
+pub(super) fn resolved(path: &Path) -> std::io::Result<PathBuf> {
     let path = std::path::absolute(path)?;
     let mut missing = Vec::new();
     let mut existing = path.as_path();
@@ -109,6 +87,11 @@ pub fn check_checkpoints_directory(workdir: &Path, checkpoints: &Path) -> CoreRe
 /// copy and the last to swap stays, with nothing left behind. The checkpoint replaced is removed
 /// only once no restore reads it (`swap::Lock`). On any failure the old checkpoint is left as it
 /// was. With `owner`, the checkpoint is recorded as that sandbox's.
+///
+/// The copy shares with the last complete capture of the same working directory (under any name
+/// here) every file its record vouches for: a hard link, not a copy (see `record`). The files
+/// of a checkpoint are never written after it is made, so a link shares only what no one
+/// changes, and deleting either checkpoint leaves the other whole.
 pub fn capture(
     workdir: &Path,
     checkpoints: &Path,
@@ -120,20 +103,35 @@ pub fn capture(
     check_checkpoints_directory(workdir, checkpoints)?;
     let what = || format!("capture of checkpoint {name:?}");
     std::fs::create_dir_all(checkpoints).map_err(|e| io_fail(e, "mkdir", checkpoints).into_core(what()))?;
+    let root = std::fs::metadata(workdir).map(|m| (m.dev(), m.ino())).ok();
+    let base = root.and_then(|root| catalog::last_capture(checkpoints, root));
     let target = checkpoints.join(name);
     let tmp = checkpoints.join(format!(".tmp-{name}-{}", random_hex()));
-    let report = copy_tree(workdir, &tmp, Dest::Create, threads).map_err(|f| f.into_core(what()))?;
+    let rec = Recording { base, record: true };
+    let (mut report, entries) =
+        copy_tree_recorded(workdir, &tmp, Dest::Create, threads, rec).map_err(|f| f.into_core(what()))?;
     let placed = (|| -> Result<Option<PathBuf>, Fail> {
         let made = std::fs::symlink_metadata(&tmp).map_err(|e| io_fail(e, "lstat", &tmp))?;
         let lock_file = swap::lock_path(checkpoints, name);
         let _lock = swap::Lock::exclusive(&lock_file).map_err(|e| io_fail(e, "flock", &lock_file))?;
         let backup = checkpoints.join(format!(".bak-{name}-{}", random_hex()));
         let old = swap::swap_in(&tmp, &target, &backup)?;
-        if let Some(owner) = owner {
-            // Under the lock, so the record follows the order of the swaps. The checkpoint is in
-            // place either way; without the record it is merely never taken for ours, which is
-            // the safe side.
-            let _ = write_owner(checkpoints, name, owner, (made.dev(), made.ino()));
+        report.created_ms = now_ms();
+        let header = Header {
+            id: owner.map(hex),
+            dev: made.dev(),
+            ino: made.ino(),
+            created_ms: report.created_ms,
+            root,
+            files: report.files,
+            bytes: report.bytes,
+            new_bytes: Some(report.new_bytes),
+        };
+        // Under the lock, so the record follows the order of the swaps. The checkpoint is in
+        // place either way; without its record it is merely never taken for ours, and the next
+        // capture copies what it would have linked, which is the safe side.
+        if record::write(checkpoints, name, &header, &entries).is_err() {
+            let _ = std::fs::remove_file(owner_file(checkpoints, name));
         }
         Ok(old)
     })();
@@ -151,6 +149,10 @@ pub fn capture(
             Err(f.into_core(what()))
         }
     }
+}
+
+pub(super) fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Restores the checkpoint at `checkpoint` into `workdir`, an existing empty directory. On

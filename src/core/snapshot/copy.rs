@@ -1,7 +1,11 @@
 //! The copier: a walk through directory descriptors, regular files fanned out to a few threads.
 
-use super::tree::{self, Chain, DirMeta};
+use super::prefetch;
+use super::record::{self, Entries, Entry};
+use super::tree::{self, DirMeta};
+use super::walk::walk;
 use super::*;
+use std::collections::HashMap;
 use std::ffi::{CStr, OsStr};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicBool;
@@ -71,8 +75,24 @@ pub fn default_threads() -> usize {
 pub(super) struct Job {
     pub(super) src_dir: Arc<OwnedFd>,
     pub(super) dst_dir: Arc<OwnedFd>,
+    /// The same directory in the previous capture, where it has one.
+    pub(super) base_dir: Option<Arc<OwnedFd>>,
     pub(super) name: CString,
     pub(super) rel: PathBuf,
+}
+
+/// A previous capture of the same working directory, whose files a capture links where the
+/// record says they have not changed since.
+pub(super) struct Base {
+    pub(super) dir: OwnedFd,
+    pub(super) entries: HashMap<Vec<u8>, Entry>,
+}
+
+/// What a capture adds to a copy: the previous capture to link from, and a record to make.
+#[derive(Default)]
+pub(super) struct Recording {
+    pub(super) base: Option<Base>,
+    pub(super) record: bool,
 }
 
 /// What the copying threads share.
@@ -86,6 +106,14 @@ pub(super) struct Shared<'a> {
     pub(super) bytes: AtomicU64,
     pub(super) reflinked: AtomicU64,
     pub(super) symlinks: AtomicU64,
+    /// Bytes of data written (not linked, not cloned).
+    pub(super) new_bytes: AtomicU64,
+    /// Files linked from the previous capture.
+    pub(super) linked: AtomicU64,
+    pub(super) base: Option<&'a HashMap<Vec<u8>, Entry>>,
+    /// The record being made, and the time (ns, the filesystem's clock) before which a file's
+    /// last change must lie for it to be in it (see `record::SETTLED_NS`).
+    pub(super) record: Option<(Mutex<Entries>, i64)>,
     /// Cleared after the first refusal, so a filesystem without the call costs one syscall
     /// (Linux's `FICLONE` and `copy_file_range`; elsewhere unread).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -94,7 +122,58 @@ pub(super) struct Shared<'a> {
     pub(super) try_range: AtomicBool,
 }
 
-impl Shared<'_> {
+impl<'a> Shared<'a> {
+    pub(super) fn new(src_root: &'a Path, dst_root: &'a Path) -> Self {
+        Shared {
+            src_root,
+            dst_root,
+            failed: AtomicBool::new(false),
+            first_error: Mutex::new(None),
+            skipped: Mutex::new(Vec::new()),
+            files: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            reflinked: AtomicU64::new(0),
+            symlinks: AtomicU64::new(0),
+            new_bytes: AtomicU64::new(0),
+            linked: AtomicU64::new(0),
+            base: None,
+            record: None,
+            try_clone: AtomicBool::new(true),
+            try_range: AtomicBool::new(true),
+        }
+    }
+
+    /// Adds a copied file to the record, if one is made and the file's last change is old
+    /// enough for its timestamps to show any later one.
+    pub(super) fn note(&self, rel: &Path, st: &libc::stat, stored: u64) {
+        if let Some((entries, before)) = &self.record {
+            if record::ctime_ns(st) < *before && record::mtime_ns(st) < *before {
+                let key = rel.as_os_str().as_bytes().to_vec();
+                entries.lock().unwrap_or_else(|e| e.into_inner()).push((key, Entry::of(st, stored)));
+            }
+        }
+    }
+
+    /// The first failure, if any, and the report of what was done.
+    pub(super) fn finish(&self, directories: u64) -> Result<Report, Fail> {
+        if let Some(f) = self.first_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(f);
+        }
+        let mut skipped = std::mem::take(&mut *self.skipped.lock().unwrap_or_else(|e| e.into_inner()));
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Report {
+            files: self.files.load(Ordering::Relaxed),
+            directories,
+            symlinks: self.symlinks.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            reflinked: self.reflinked.load(Ordering::Relaxed),
+            new_bytes: self.new_bytes.load(Ordering::Relaxed),
+            unchanged: self.linked.load(Ordering::Relaxed),
+            skipped,
+            ..Report::default()
+        })
+    }
+
     pub(super) fn fail(&self, f: Fail) {
         let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
         if first.is_none() {
@@ -124,16 +203,89 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// A directory being walked: where it is and the entries still to visit.
-struct Frame {
-    rel: PathBuf,
-    entries: std::vec::IntoIter<(CString, u8)>,
+/// How many threads read directories ahead of a walk that links or compares files.
+pub(super) const PREFETCH_THREADS: usize = 2;
+
+/// How many files of one directory go to a copying thread together.
+const BATCH: usize = 32;
+
+/// Jobs on their way to the copying threads, a directory's files together: two threads writing
+/// into one directory wait for each other on its lock in the kernel, so each takes a batch.
+pub(super) struct Batches<'t, J> {
+    tx: &'t mpsc::SyncSender<Vec<J>>,
+    open: Vec<J>,
+}
+
+impl<J> Batches<'_, J> {
+    /// Adds a job to the open batch; false once the threads are gone (a job failed).
+    pub(super) fn push(&mut self, job: J) -> bool {
+        self.open.push(job);
+        self.open.len() < BATCH || self.flush()
+    }
+
+    /// Sends the open batch: the walk is leaving its directory.
+    pub(super) fn flush(&mut self) -> bool {
+        self.open.is_empty() || self.tx.send(std::mem::take(&mut self.open)).is_ok()
+    }
+}
+
+/// Runs `work` on `threads` threads for every job `produce` sends, until it returns or a job
+/// fails. A bounded queue keeps the producer at most this far ahead, which bounds the directory
+/// descriptors the queued jobs hold open.
+pub(super) fn on_threads<J: Send>(
+    shared: &Shared,
+    threads: usize,
+    work: impl Fn(J, &mut Vec<u8>) -> Result<(), Fail> + Sync,
+    produce: impl FnOnce(&mut Batches<J>) -> Result<(), Fail>,
+) {
+    let (tx, rx) = mpsc::sync_channel::<Vec<J>>(512 / BATCH);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                let mut buf = Vec::new();
+                loop {
+                    let batch = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+                        Ok(batch) => batch,
+                        Err(_) => return,
+                    };
+                    for job in batch {
+                        if shared.failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Err(f) = work(job, &mut buf) {
+                            shared.fail(f);
+                        }
+                    }
+                }
+            });
+        }
+        let mut batches = Batches { tx: &tx, open: Vec::new() };
+        let produced = produce(&mut batches).map(|()| batches.flush());
+        drop(batches);
+        drop(tx);
+        if let Err(f) = produced {
+            shared.fail(f);
+        }
+    });
 }
 
 /// Copies the tree at `src` to `dst` (see `Dest`) with `threads` copying threads. On failure
 /// nothing of the copy is left: a created `dst` is removed, and what was put into an existing
 /// one is taken out again.
 pub(super) fn copy_tree(src: &Path, dst: &Path, dest: Dest, threads: usize) -> Result<Report, Fail> {
+    copy_tree_recorded(src, dst, dest, threads, Recording::default()).map(|(r, _)| r)
+}
+
+/// `copy_tree`, linking from `rec.base` the files its record vouches for, and returning the
+/// record of the copy when `rec.record` asks for one.
+pub(super) fn copy_tree_recorded(
+    src: &Path,
+    dst: &Path,
+    dest: Dest,
+    threads: usize,
+    rec: Recording,
+) -> Result<(Report, Entries), Fail> {
     let started = Instant::now();
     let src_c = cstring(src)?;
     let dst_c = cstring(dst)?;
@@ -162,12 +314,33 @@ pub(super) fn copy_tree(src: &Path, dst: &Path, dest: Dest, threads: usize) -> R
             Err(e) => return Err(Fail::new(e, "scandir", dst)),
         }
     }
+    let mut shared = Shared::new(src, dst);
+    shared.base = rec.base.as_ref().map(|b| &b.entries);
+    if rec.record {
+        // The directory just made tells the filesystem's own time, the clock of the times
+        // compared with it (see `record::SETTLED_NS`).
+        let now = sys::fstat(dst_root.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", dst))?;
+        shared.record = Some((Mutex::new(Vec::new()), record::ctime_ns(&now) - record::SETTLED_NS));
+    }
+    let base_root = rec.base.as_ref().and_then(|b| sys::dup(b.dir.as_raw_fd()).ok()).map(Arc::new);
+    // A capture that links most of its files waits on directories more than on data: both trees
+    // are read ahead of it (see `prefetch`).
+    let ahead: Vec<OwnedFd> = match &rec.base {
+        Some(b) => {
+            [src_root.as_raw_fd(), b.dir.as_raw_fd()].into_iter().filter_map(|fd| prefetch::reopen(fd).ok()).collect()
+        }
+        None => Vec::new(),
+    };
     let mut top_level: Vec<CString> = Vec::new();
-    let result = walk_and_copy(src, dst, Arc::new(src_root), dst_root.clone(), &src_stat, threads, &mut top_level);
+    let src_root = Arc::new(src_root);
+    let result = prefetch::ahead(ahead, PREFETCH_THREADS, || {
+        walk_and_copy(&shared, src_root, dst_root.clone(), base_root, &src_stat, threads, &mut top_level)
+    });
     match result {
         Ok(mut report) => {
             report.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-            Ok(report)
+            let entries = shared.record.map(|(m, _)| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+            Ok((report, entries.unwrap_or_default()))
         }
         Err(f) => {
             match dest {
@@ -186,58 +359,22 @@ pub(super) fn copy_tree(src: &Path, dst: &Path, dest: Dest, threads: usize) -> R
 }
 
 fn walk_and_copy(
-    src_root: &Path,
-    dst_root: &Path,
+    shared: &Shared,
     src_fd: Arc<OwnedFd>,
     dst_fd: Arc<OwnedFd>,
+    base_fd: Option<Arc<OwnedFd>>,
     root_stat: &libc::stat,
     threads: usize,
     top_level: &mut Vec<CString>,
 ) -> Result<Report, Fail> {
-    let shared = Shared {
-        src_root,
-        dst_root,
-        failed: AtomicBool::new(false),
-        first_error: Mutex::new(None),
-        skipped: Mutex::new(Vec::new()),
-        files: AtomicU64::new(0),
-        bytes: AtomicU64::new(0),
-        reflinked: AtomicU64::new(0),
-        symlinks: AtomicU64::new(0),
-        try_clone: AtomicBool::new(true),
-        try_range: AtomicBool::new(true),
-    };
     // Directories in the order they were made; their own mode and times are set afterwards.
     let mut dirs: Vec<DirMeta> = Vec::new();
-    let threads = threads.max(1);
-    // A bounded queue keeps the walker at most this far ahead, which bounds the directory
-    // descriptors the queued jobs hold open.
-    let (tx, rx) = mpsc::sync_channel::<Job>(512);
-    let rx = Mutex::new(rx);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let mut buf = Vec::new();
-                loop {
-                    let job = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
-                        Ok(job) => job,
-                        Err(_) => return,
-                    };
-                    if shared.failed.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    if let Err(f) = shared.copy_file(&job, &mut buf) {
-                        shared.fail(f);
-                    }
-                }
-            });
-        }
-        let walked = walk(&shared, src_fd, root_stat, dst_fd.clone(), &tx, &mut dirs, top_level);
-        drop(tx);
-        if let Err(f) = walked {
-            shared.fail(f);
-        }
-    });
+    on_threads(
+        shared,
+        threads,
+        |job: Job, buf| shared.copy_file(&job, buf),
+        |tx| walk(shared, src_fd, root_stat, dst_fd.clone(), base_fd, tx, &mut dirs, top_level),
+    );
     if let Some(f) = shared.first_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(f);
     }
@@ -251,96 +388,5 @@ fn walk_and_copy(
         let rel: PathBuf = names.iter().map(|n| name_path(n)).collect();
         Fail::new(e, call, shared.dst(&rel))
     })?;
-    let mut skipped = std::mem::take(&mut *shared.skipped.lock().unwrap_or_else(|e| e.into_inner()));
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Report {
-        files: shared.files.load(Ordering::Relaxed),
-        directories: dirs.len() as u64,
-        symlinks: shared.symlinks.load(Ordering::Relaxed),
-        bytes: shared.bytes.load(Ordering::Relaxed),
-        reflinked: shared.reflinked.load(Ordering::Relaxed),
-        skipped,
-        duration_ms: 0.0,
-    })
-}
-
-fn walk(
-    shared: &Shared,
-    src_fd: Arc<OwnedFd>,
-    src_stat: &libc::stat,
-    dst_fd: Arc<OwnedFd>,
-    tx: &mpsc::SyncSender<Job>,
-    dirs: &mut Vec<DirMeta>,
-    top_level: &mut Vec<CString>,
-) -> Result<(), Fail> {
-    let entries = sys::entries(&src_fd).map_err(|e| Fail::new(e, "scandir", shared.src_root))?;
-    let dst_stat = sys::fstat(dst_fd.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst_root))?;
-    let dst_id = tree::id_of(&dst_stat);
-    let (mut src, mut dst) = (Chain::new(src_fd, src_stat), Chain::new(dst_fd, &dst_stat));
-    let mut stack = vec![Frame { rel: PathBuf::new(), entries: entries.into_iter() }];
-    while let Some(frame) = stack.last_mut() {
-        if shared.failed.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let Some((name, dtype)) = frame.entries.next() else {
-            let done = stack.pop().expect("the frame just read");
-            if !stack.is_empty() {
-                src.pop().map_err(|e| Fail::new(e, "open", shared.src(&done.rel).join("..")))?;
-                dst.pop().map_err(|e| Fail::new(e, "open", shared.dst(&done.rel).join("..")))?;
-            }
-            continue;
-        };
-        let rel = frame.rel.join(name_path(&name));
-        if frame.rel.as_os_str().is_empty() {
-            top_level.push(name.clone());
-        }
-        let (sdir, ddir) = (src.top().as_raw_fd(), dst.top().as_raw_fd());
-        let kind = match kind_of_dtype(dtype) {
-            Some(k) => k,
-            None => {
-                kind_of_mode(sys::lstatat(sdir, &name).map_err(|e| Fail::new(e, "lstat", shared.src(&rel)))?.st_mode)
-            }
-        };
-        match kind {
-            Kind::File => {
-                let job = Job { src_dir: src.top().clone(), dst_dir: dst.top().clone(), name, rel };
-                if tx.send(job).is_err() {
-                    return Ok(());
-                }
-            }
-            Kind::Link => shared.copy_link(sdir, ddir, &name, &rel)?,
-            Kind::Other(kind) => shared.skip(&rel, kind),
-            Kind::Dir => {
-                let s = match sys::open_dir(sdir, &name) {
-                    Ok(fd) => fd,
-                    // Replaced by a link since it was listed: copied as what it is now.
-                    Err(libc::ELOOP) | Err(libc::ENOTDIR) => {
-                        match kind_of_mode(
-                            sys::lstatat(sdir, &name).map_err(|e| Fail::new(e, "lstat", shared.src(&rel)))?.st_mode,
-                        ) {
-                            Kind::Link => shared.copy_link(sdir, ddir, &name, &rel)?,
-                            _ => return Err(Fail::new(libc::ENOTDIR, "open", shared.src(&rel))),
-                        }
-                        continue;
-                    }
-                    Err(e) => return Err(Fail::new(e, "open", shared.src(&rel))),
-                };
-                let st = sys::fstat(s.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.src(&rel)))?;
-                if tree::id_of(&st) == dst_id {
-                    // The copy reached its own destination (a bind mount, say): copying it would
-                    // nest the copy in itself without end.
-                    return Err(Fail::new(libc::ELOOP, "open", shared.dst_root));
-                }
-                sys::mkdirat(ddir, &name, 0o700).map_err(|e| Fail::new(e, "mkdir", shared.dst(&rel)))?;
-                let d = sys::open_dir(ddir, &name).map_err(|e| Fail::new(e, "open", shared.dst(&rel)))?;
-                let dst_st = sys::fstat(d.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;
-                let entries = sys::entries(&s).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
-                dirs.push(DirMeta { depth: stack.len(), name, id: tree::id_of(&dst_st), stat: st });
-                src.push(Arc::new(s), &st);
-                dst.push(Arc::new(d), &dst_st);
-                stack.push(Frame { rel, entries: entries.into_iter() });
-            }
-        }
-    }
-    Ok(())
+    shared.finish(dirs.len() as u64)
 }

@@ -7,11 +7,23 @@ use std::os::fd::{OwnedFd, RawFd};
 
 impl Shared<'_> {
     pub(super) fn copy_link(&self, src_dir: RawFd, dst_dir: RawFd, name: &CStr, rel: &Path) -> Result<(), Fail> {
+        self.copy_link_as(src_dir, dst_dir, name, name, rel)
+    }
+
+    /// Copies the link `name` as `dst_name`, which must not exist.
+    pub(super) fn copy_link_as(
+        &self,
+        src_dir: RawFd,
+        dst_dir: RawFd,
+        name: &CStr,
+        dst_name: &CStr,
+        rel: &Path,
+    ) -> Result<(), Fail> {
         let target = sys::readlinkat(src_dir, name).map_err(|e| Fail::new(e, "readlink", self.src(rel)))?;
         let st = sys::lstatat(src_dir, name).map_err(|e| Fail::new(e, "lstat", self.src(rel)))?;
-        sys::symlinkat(&target, dst_dir, name).map_err(|e| Fail::new(e, "symlink", self.dst(rel)))?;
+        sys::symlinkat(&target, dst_dir, dst_name).map_err(|e| Fail::new(e, "symlink", self.dst(rel)))?;
         // Some filesystems cannot time a link itself; the link is still a faithful copy.
-        match sys::lutimensat(dst_dir, name, &st) {
+        match sys::lutimensat(dst_dir, dst_name, &st) {
             Ok(()) | Err(libc::EOPNOTSUPP) | Err(libc::ENOSYS) => {}
             Err(e) => return Err(Fail::new(e, "utimensat", self.dst(rel))),
         }
@@ -19,13 +31,61 @@ impl Shared<'_> {
         Ok(())
     }
 
+    /// Links the file from the previous capture when its record says the working file is the
+    /// very one captured then, unchanged since; true when it did. The link is checked to be the
+    /// inode the record names, so a checkpoint file put in place by anyone else is never taken.
+    fn link_unchanged(&self, job: &Job) -> bool {
+        let (Some(base_dir), Some(base)) = (&job.base_dir, self.base) else { return false };
+        let Some(entry) = base.get(job.rel.as_os_str().as_bytes()) else { return false };
+        let (sdir, ddir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd());
+        // Whatever fails here, the copy that follows does again and reports.
+        match sys::lstatat(sdir, &job.name) {
+            Ok(st) if entry.matches(&st) => {}
+            _ => return false,
+        }
+        if sys::linkat(base_dir.as_raw_fd(), &job.name, ddir, &job.name).is_err() {
+            return false;
+        }
+        #[allow(clippy::unnecessary_cast)]
+        match sys::lstatat(ddir, &job.name) {
+            Ok(l) if l.st_ino as u64 == entry.stored && l.st_size as u64 == entry.size => {}
+            _ => {
+                let _ = sys::unlinkat(ddir, &job.name, 0);
+                return false;
+            }
+        }
+        self.files.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(entry.size, Ordering::Relaxed);
+        self.linked.fetch_add(1, Ordering::Relaxed);
+        if let Some((entries, _)) = &self.record {
+            let key = job.rel.as_os_str().as_bytes().to_vec();
+            entries.lock().unwrap_or_else(|e| e.into_inner()).push((key, *entry));
+        }
+        true
+    }
+
     pub(super) fn copy_file(&self, job: &Job, buf: &mut Vec<u8>) -> Result<(), Fail> {
+        if self.link_unchanged(job) {
+            return Ok(());
+        }
+        self.copy_file_as(job, &job.name, buf).map(drop)
+    }
+
+    /// Copies the regular file `job.name` to `dst_name` in the job's destination directory, which
+    /// must not exist; returns the source's state as it was read, or none where it was no
+    /// longer a regular file (copied as the link it became, or skipped).
+    pub(super) fn copy_file_as(
+        &self,
+        job: &Job,
+        dst_name: &CStr,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<libc::stat>, Fail> {
         let (sdir, ddir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd());
         // O_NONBLOCK: an entry that became a FIFO since it was listed must not block the open.
         let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
         let src = match sys::openat(sdir, &job.name, flags, 0) {
             Ok(fd) => fd,
-            Err(libc::ELOOP) => return self.copy_link(sdir, ddir, &job.name, &job.rel),
+            Err(libc::ELOOP) => return self.copy_link_as(sdir, ddir, &job.name, dst_name, &job.rel).map(|()| None),
             Err(e) => return Err(Fail::new(e, "open", self.src(&job.rel))),
         };
         let st = sys::fstat(src.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", self.src(&job.rel)))?;
@@ -33,21 +93,26 @@ impl Shared<'_> {
             Kind::File => {}
             Kind::Other(kind) => {
                 self.skip(&job.rel, kind);
-                return Ok(());
+                return Ok(None);
             }
             _ => return Err(Fail::new(libc::EISDIR, "open", self.src(&job.rel))),
         }
         let dflags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        let dst = sys::openat(ddir, &job.name, dflags, 0o600).map_err(|e| Fail::new(e, "open", self.dst(&job.rel)))?;
+        let dst = sys::openat(ddir, dst_name, dflags, 0o600).map_err(|e| Fail::new(e, "open", self.dst(&job.rel)))?;
         let size = st.st_size as u64;
         if size > 0 {
             self.copy_data(&src, &dst, &st, job, buf)?;
         }
         sys::fchmod(dst.as_raw_fd(), st.st_mode).map_err(|e| Fail::new(e, "fchmod", self.dst(&job.rel)))?;
         sys::futimens(dst.as_raw_fd(), &st).map_err(|e| Fail::new(e, "futimens", self.dst(&job.rel)))?;
+        if self.record.is_some() {
+            let made = sys::fstat(dst.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", self.dst(&job.rel)))?;
+            #[allow(clippy::unnecessary_cast)]
+            self.note(&job.rel, &st, made.st_ino as u64);
+        }
         self.files.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(size, Ordering::Relaxed);
-        Ok(())
+        Ok(Some(st))
     }
 
     fn copy_data(
@@ -147,6 +212,7 @@ impl Shared<'_> {
                 let n = unsafe { libc::copy_file_range(s, &mut at_in, d, &mut at_out, want, 0) };
                 if n > 0 {
                     off += n as i64;
+                    self.new_bytes.fetch_add(n as u64, Ordering::Relaxed);
                     continue;
                 }
                 if n == 0 {
@@ -196,6 +262,7 @@ impl Shared<'_> {
                 done += w as usize;
             }
             off += n as i64;
+            self.new_bytes.fetch_add(n as u64, Ordering::Relaxed);
         }
     }
 }

@@ -15,6 +15,14 @@
 //! instead of changing where the link points. A walk keeps a bounded number of descriptors open
 //! however deep the tree (see `tree::Chain`). Sockets, FIFOs and devices cannot be copied as
 //! data and are skipped and reported.
+//!
+//! A checkpoint costs what changed: each capture writes a record beside it (`record`) of the
+//! state of every file it read, and the next capture of the same working directory hard-links
+//! the files still in that state from it instead of copying them (`checkpoint::capture`). No
+//! file of a checkpoint is written after it is made, and a restore copies out, so a shared
+//! inode is never written through. A restore in place (`rollback`) leaves the working files the
+//! record vouches for as they are and writes only the rest, to the same result as a restore
+//! into an empty directory. `catalog` lists, finds and deletes checkpoints by name.
 
 use crate::core::error::{errno_name, CoreError, CoreResult};
 use crate::core::value::Value;
@@ -43,6 +51,17 @@ pub struct Report {
     pub bytes: u64,
     /// Files that share their extents with the source (no data was copied).
     pub reflinked: u64,
+    /// Bytes of file data written: what was neither linked from the previous capture, nor
+    /// cloned, nor left as it was; a sparse file's holes are not written.
+    pub new_bytes: u64,
+    /// A capture: files linked from the previous capture of the same working directory. A
+    /// restore in place: files left as they were.
+    pub unchanged: u64,
+    /// A restore in place: entries of the working directory that the checkpoint does not have,
+    /// removed (a directory with everything in it counts once).
+    pub removed: u64,
+    /// A capture: when it was put in place, in milliseconds since the epoch.
+    pub created_ms: u64,
     pub skipped: Vec<Skipped>,
     pub duration_ms: f64,
 }
@@ -142,18 +161,26 @@ fn io_fail(e: std::io::Error, syscall: &'static str, path: &Path) -> Fail {
     Fail::new(e.raw_os_error().unwrap_or(libc::EIO), syscall, path)
 }
 
+mod catalog;
 mod checkpoint;
 mod copy;
 mod files;
+mod prefetch;
+mod record;
+mod rollback;
 mod swap;
 mod sys;
 mod tree;
+mod walk;
+pub use catalog::{delete, list, Listed};
+use checkpoint::owner_file;
 pub use checkpoint::{capture, check_checkpoints_directory, remove_owned, restore};
 #[cfg(test)]
-use checkpoint::{hex, owner_file, read_owner};
+use checkpoint::{hex, read_owner};
 pub use copy::default_threads;
 #[cfg(test)]
 use copy::*;
+pub use rollback::restore_in_place;
 use tree::remove_entry;
 
 /// `rm -rf` without following links. A missing path is not an error.

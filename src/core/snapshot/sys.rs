@@ -102,6 +102,21 @@ pub fn chmod_dir_nofollow(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result
     retry(|| unsafe { libc::fchmodat(dir, name.as_ptr(), mode, libc::AT_SYMLINK_NOFOLLOW) }).map(drop)
 }
 
+/// A hard link `to` in `to_dir` of `from` in `from_dir`, never following a link.
+pub fn linkat(from_dir: RawFd, from: &CStr, to_dir: RawFd, to: &CStr) -> Result<(), i32> {
+    retry(|| unsafe { libc::linkat(from_dir, from.as_ptr(), to_dir, to.as_ptr(), 0) }).map(drop)
+}
+
+pub fn renameat(from_dir: RawFd, from: &CStr, to_dir: RawFd, to: &CStr) -> Result<(), i32> {
+    retry(|| unsafe { libc::renameat(from_dir, from.as_ptr(), to_dir, to.as_ptr()) }).map(drop)
+}
+
+pub fn dup(fd: RawFd) -> Result<OwnedFd, i32> {
+    let fd = retry(|| unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) })?;
+    // SAFETY: a descriptor fcntl just returned, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 pub fn unlinkat(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<(), i32> {
     retry(|| unsafe { libc::unlinkat(dir, name.as_ptr(), flags) }).map(drop)
 }

@@ -4,7 +4,10 @@ use std::process::Command;
 
 mod concurrent;
 mod deep;
+mod digest;
+mod incremental;
 mod inside;
+mod rollback;
 mod sparse;
 
 fn tmp(tag: &str) -> PathBuf {

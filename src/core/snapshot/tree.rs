@@ -9,7 +9,7 @@ use std::sync::Arc;
 /// How many levels of a walk keep their descriptors open. Above that a level's descriptor is
 /// closed and reopened on the way back up, so a tree thousands of levels deep costs no more
 /// descriptors than one this deep.
-const KEEP: usize = 64;
+pub(super) const KEEP: usize = 64;
 
 /// A directory's identity, to tell whether a reopened directory is still the one that was left.
 #[allow(clippy::unnecessary_cast)] // st_dev is 32 bits on macOS
@@ -113,7 +113,16 @@ pub(super) fn set_dirs_meta(
     set_meta(&root, root_stat).map_err(|(e, call)| (e, call, vec![]))
 }
 
+/// Gives a directory the mode and mtime of `st`, writing nothing where it has them already (a
+/// restore in place leaves an unchanged directory untouched).
 fn set_meta(fd: &OwnedFd, st: &libc::stat) -> Result<(), (i32, &'static str)> {
+    let now = sys::fstat(fd.as_raw_fd()).map_err(|e| (e, "fstat"))?;
+    let same = |a: &libc::stat| {
+        (a.st_mode & 0o7777, a.st_mtime, a.st_mtime_nsec) == (st.st_mode & 0o7777, st.st_mtime, st.st_mtime_nsec)
+    };
+    if same(&now) {
+        return Ok(());
+    }
     sys::fchmod(fd.as_raw_fd(), st.st_mode).map_err(|e| (e, "fchmod"))?;
     sys::futimens(fd.as_raw_fd(), st).map_err(|e| (e, "futimens"))
 }

@@ -28,23 +28,33 @@ fn leftovers(cps: &Path) -> Vec<String> {
 
 #[test]
 fn concurrent_captures_of_one_name_leave_one_complete_checkpoint_and_nothing_else() {
-    captures_at_once("concurrent");
+    captures_at_once("concurrent", false);
 }
 
 /// The same where a checkpoint cannot be swapped in one step (two renames, under the lock).
 #[test]
 fn concurrent_captures_are_safe_with_two_renames_too() {
     swap::TWO_RENAMES.store(true, Ordering::Relaxed);
-    captures_at_once("two-renames");
+    captures_at_once("two-renames", false);
     swap::TWO_RENAMES.store(false, Ordering::Relaxed);
 }
 
-fn captures_at_once(tag: &str) {
+/// The same with files old enough to be linked: each capture links from the checkpoint that
+/// another is swapping out and removing meanwhile, and copies whatever is gone by then.
+#[test]
+fn concurrent_captures_that_link_from_each_other_are_safe_too() {
+    captures_at_once("linking", true);
+}
+
+fn captures_at_once(tag: &str, settled: bool) {
     let base = tmp(tag);
     let cps = base.join(".checkpoints");
     let wds: Vec<PathBuf> = (0..WRITERS).map(|i| base.join(format!("wd{i}"))).collect();
     for (i, wd) in wds.iter().enumerate() {
         working_directory(wd, i);
+    }
+    if settled {
+        super::digest::settle();
     }
     let wanted: Arc<Vec<_>> = Arc::new(wds.iter().map(|wd| describe(wd)).collect());
     capture(&wds[0], &cps, "box", Some("sb-0"), 2).unwrap();
@@ -67,6 +77,7 @@ fn captures_at_once(tag: &str) {
             restores
         })
     };
+    let mut linked = 0;
     for time in 0..TIMES {
         let barrier = Arc::new(Barrier::new(WRITERS));
         let writers: Vec<_> = (0..WRITERS)
@@ -79,7 +90,7 @@ fn captures_at_once(tag: &str) {
             })
             .collect();
         for (i, w) in writers.into_iter().enumerate() {
-            w.join().unwrap().unwrap_or_else(|e| panic!("time {time}, capture {i}: {e:?}"));
+            linked += w.join().unwrap().unwrap_or_else(|e| panic!("time {time}, capture {i}: {e:?}")).unchanged;
         }
         assert_eq!(leftovers(&cps), Vec::<String>::new(), "time {time}: nothing left behind");
         let got = describe(&cps.join("box"));
@@ -88,6 +99,9 @@ fn captures_at_once(tag: &str) {
         let (id, dev, ino) = read_owner(&owner_file(&cps, "box")).unwrap();
         let m = std::fs::symlink_metadata(cps.join("box")).unwrap();
         assert_eq!((id, dev, ino), (hex(&format!("sb-{winner}")), m.dev(), m.ino()), "time {time}");
+    }
+    if settled {
+        assert!(linked > 0, "no file was linked");
     }
     stop.store(true, Ordering::Relaxed);
     let restores = reader.join().unwrap();
