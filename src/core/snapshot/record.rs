@@ -1,0 +1,209 @@
+//! The record kept beside each checkpoint (`.owner-<name>`): which sandbox made it, which
+//! directory it is, and the state of every file it was captured from. The next capture of the
+//! same working directory links the files whose state has not changed instead of copying them,
+//! and a restore in place leaves alone the working files that are still the ones captured.
+//!
+//! A record is trusted only for the checkpoint directory it names (device and inode): a
+//! checkpoint that anyone replaces (Mastra's own capture, say) is a new directory, and its stale
+//! record is then ignored. It is text, one file per line, and never contains `=` past its
+//! header, so older readers of the owner lines read it as they always did.
+
+use super::*;
+use std::collections::HashMap;
+use std::io::{BufRead, BufWriter, Write};
+
+const FIRST_LINE: &str = "procvisor checkpoint owner";
+const ENTRIES: &str = "entries";
+
+/// How old a file's last change must be, against the filesystem's clock at the start of a
+/// capture, for its recorded state to vouch for it later: a file written again within the same
+/// tick of a coarse clock (ext4's jiffies, a second on some filesystems, two for FAT's mtimes)
+/// keeps its timestamps, and only a change after that margin is certain to show in them.
+pub(super) const SETTLED_NS: i64 = 2_000_000_000;
+
+/// The entries of a record: each file's path relative to the root, and its state.
+pub(super) type Entries = Vec<(Vec<u8>, Entry)>;
+
+/// The state of one captured file: the source's identity, size and times when it was read, and
+/// the inode of its copy in the checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Entry {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub stored: u64,
+}
+
+#[allow(clippy::unnecessary_cast)] // time_t and long differ in width across platforms
+pub(super) fn mtime_ns(st: &libc::stat) -> i64 {
+    (st.st_mtime as i64).saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as i64)
+}
+
+#[allow(clippy::unnecessary_cast)]
+pub(super) fn ctime_ns(st: &libc::stat) -> i64 {
+    (st.st_ctime as i64).saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec as i64)
+}
+
+impl Entry {
+    #[allow(clippy::unnecessary_cast)] // st_dev and st_ino differ in width across platforms
+    pub fn of(st: &libc::stat, stored: u64) -> Entry {
+        Entry {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime_ns: mtime_ns(st),
+            ctime_ns: ctime_ns(st),
+            stored,
+        }
+    }
+
+    /// Whether `st` is the very file this entry was read from, unchanged since: a write, a
+    /// truncation, a chmod or a rename all move its ctime, which no program can set back.
+    pub fn matches(&self, st: &libc::stat) -> bool {
+        let now = Entry::of(st, self.stored);
+        st.st_mode & libc::S_IFMT == libc::S_IFREG && now == *self
+    }
+}
+
+/// The header of a record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Header {
+    /// The owner's id, hex-encoded; none for a capture that names no owner.
+    pub id: Option<String>,
+    /// The checkpoint directory this record describes.
+    pub dev: u64,
+    pub ino: u64,
+    pub created_ms: u64,
+    /// The working directory captured (device, inode); none in records of older versions.
+    pub root: Option<(u64, u64)>,
+    pub files: u64,
+    pub bytes: u64,
+    pub new_bytes: Option<u64>,
+}
+
+/// A path's bytes with everything but `[A-Za-z0-9._/+,@~-]` as `%XX`: no space, newline or `=`.
+fn escape(path: &[u8], out: &mut Vec<u8>) {
+    for &b in path {
+        if b.is_ascii_alphanumeric() || b"._/+,@~-".contains(&b) {
+            out.push(b);
+        } else {
+            let _ = write!(out, "%{b:02x}");
+        }
+    }
+}
+
+fn unescape(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'%' {
+            let hex = std::str::from_utf8(text.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// Writes the record of checkpoint `name` (a temporary file renamed into place, so a reader
+/// finds the old record or the new one, whole).
+pub(super) fn write(checkpoints: &Path, name: &str, h: &Header, entries: &Entries) -> std::io::Result<()> {
+    let tmp = checkpoints.join(format!(".tmp-owner-{name}-{}", random_hex()));
+    let written = (|| {
+        let mut w = BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        writeln!(w, "{FIRST_LINE}")?;
+        if let Some(id) = &h.id {
+            writeln!(w, "id={id}")?;
+        }
+        writeln!(w, "dev={}\nino={}\ncreated={}", h.dev, h.ino, h.created_ms)?;
+        if let Some((dev, ino)) = h.root {
+            writeln!(w, "root={dev}:{ino}")?;
+        }
+        writeln!(w, "files={}\nbytes={}", h.files, h.bytes)?;
+        if let Some(n) = h.new_bytes {
+            writeln!(w, "new={n}")?;
+        }
+        writeln!(w, "{ENTRIES}")?;
+        let mut line = Vec::with_capacity(256);
+        for (path, e) in entries {
+            line.clear();
+            escape(path, &mut line);
+            writeln!(line, " {} {} {} {} {} {}", e.dev, e.ino, e.size, e.mtime_ns, e.ctime_ns, e.stored)?;
+            w.write_all(&line)?;
+        }
+        w.flush()
+    })();
+    written.and_then(|()| std::fs::rename(&tmp, owner_file(checkpoints, name))).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn parse_header(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Option<Header> {
+    if lines.next()?.ok()? != FIRST_LINE {
+        return None;
+    }
+    let mut h = Header::default();
+    let (mut dev, mut ino) = (None, None);
+    for line in lines {
+        let line = line.ok()?;
+        if line == ENTRIES {
+            break;
+        }
+        let Some((k, v)) = line.split_once('=') else { continue };
+        match k {
+            "id" => h.id = Some(v.to_string()),
+            "dev" => dev = v.parse().ok(),
+            "ino" => ino = v.parse().ok(),
+            "created" => h.created_ms = v.parse().unwrap_or(0),
+            "root" => h.root = v.split_once(':').and_then(|(d, i)| Some((d.parse().ok()?, i.parse().ok()?))),
+            "files" => h.files = v.parse().unwrap_or(0),
+            "bytes" => h.bytes = v.parse().unwrap_or(0),
+            "new" => h.new_bytes = v.parse().ok(),
+            _ => {}
+        }
+    }
+    h.dev = dev?;
+    h.ino = ino?;
+    Some(h)
+}
+
+/// The header of the record at `path`, reading no further.
+pub(super) fn read_header(path: &Path) -> Option<Header> {
+    let file = std::fs::File::open(path).ok()?;
+    parse_header(&mut std::io::BufReader::with_capacity(4096, file).lines())
+}
+
+/// The entries of the record at `path` by relative path, if it describes the directory `dir`
+/// (device, inode); a record of some other directory vouches for nothing.
+pub(super) fn read_entries(path: &Path, dir: (u64, u64)) -> Option<HashMap<Vec<u8>, Entry>> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut lines = (&mut reader).lines();
+    let h = parse_header(&mut lines)?;
+    if (h.dev, h.ino) != dir {
+        return None;
+    }
+    let mut out = HashMap::with_capacity(h.files as usize);
+    let mut line = Vec::with_capacity(256);
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return Some(out);
+        }
+        let text = line.strip_suffix(b"\n")?;
+        let mut fields = text.split(|b| *b == b' ');
+        let path = unescape(fields.next()?)?;
+        let (dev, ino, size) = (field(&mut fields)?, field(&mut fields)?, field(&mut fields)?);
+        let (mtime_ns, ctime_ns, stored) = (field(&mut fields)?, field(&mut fields)?, field(&mut fields)?);
+        out.insert(path, Entry { dev, ino, size, mtime_ns, ctime_ns, stored });
+    }
+}
+
+fn field<'a, T: std::str::FromStr>(fields: &mut impl Iterator<Item = &'a [u8]>) -> Option<T> {
+    std::str::from_utf8(fields.next()?).ok()?.parse().ok()
+}

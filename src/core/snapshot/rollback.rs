@@ -1,0 +1,322 @@
+//! Restoring a checkpoint in place: the working directory becomes what a restore into an empty
+//! directory would make of it, and only what differs is written. Entries the checkpoint does
+//! not have are removed, files that changed are copied, and a file the checkpoint's record
+//! shows to be the very one captured, unchanged since, is left as it is, unopened.
+//!
+//! A file or link is replaced whole: copied beside its old self under a temporary name, then
+//! renamed over it, so a process reading it sees the old file or the new one. A process that
+//! has a file open keeps reading the file it opened.
+
+use super::catalog::{not_found, open_checkpoint};
+use super::checkpoint::resolved;
+use super::copy::{
+    cstring, kind_of_dtype, kind_of_mode, name_path, on_threads, Batches, Job, Kind, Shared, PREFETCH_THREADS,
+};
+use super::prefetch;
+use super::record::{self, Entry};
+use super::tree::{self, Chain, DirMeta};
+use super::*;
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::os::fd::{OwnedFd, RawFd};
+use std::sync::Arc;
+use std::time::Instant;
+
+type Known = HashMap<Vec<u8>, Entry>;
+
+/// Restores checkpoint `name` under `checkpoints` into `workdir` in place (made if missing),
+/// holding the checkpoint's lock shared while it reads, as `restore` does. The processes of the
+/// sandbox are left alone; what they write meanwhile may or may not survive.
+pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads: usize) -> CoreResult<Report> {
+    check_name(name)?;
+    check_checkpoints_directory(workdir, checkpoints)?;
+    let what = || format!("restore of checkpoint {name:?}");
+    let (wd, cps) = (resolved(workdir), resolved(checkpoints));
+    if let (Ok(wd), Ok(cps)) = (wd, cps) {
+        if wd.starts_with(&cps) {
+            return Err(CoreError::invalid_option(
+                "workingDirectory",
+                format!(
+                    "{} is inside the checkpoints directory; a checkpoint is never written into",
+                    workdir.display()
+                ),
+            ));
+        }
+    }
+    let lock_file = swap::lock_path(checkpoints, name);
+    let lock = match swap::Lock::shared(&lock_file) {
+        Ok(lock) => lock,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(checkpoints, name, what())),
+        Err(e) => return Err(io_fail(e, "flock", &lock_file).into_core(what())),
+    };
+    let (cfd, id, cst) = match open_checkpoint(checkpoints, name) {
+        Ok(c) => c,
+        Err(libc::ENOENT | libc::ENOTDIR | libc::ELOOP) => return Err(not_found(checkpoints, name, what())),
+        Err(e) => return Err(Fail::new(e, "open", checkpoints.join(name)).into_core(what())),
+    };
+    let known = record::read_entries(&owner_file(checkpoints, name), id);
+    std::fs::create_dir_all(workdir).map_err(|e| io_fail(e, "mkdir", workdir).into_core(what()))?;
+    let ckpt = checkpoints.join(name);
+    let r = in_place(&ckpt, cfd, &cst, workdir, known.as_ref(), threads).map_err(|f| f.into_core(what()));
+    drop(lock);
+    r
+}
+
+/// One regular file of the checkpoint, and whether the working directory has an entry of that
+/// name.
+struct FileJob {
+    job: Job,
+    present: bool,
+}
+
+fn in_place(
+    ckpt: &Path,
+    cfd: OwnedFd,
+    cst: &libc::stat,
+    workdir: &Path,
+    known: Option<&Known>,
+    threads: usize,
+) -> Result<Report, Fail> {
+    let started = Instant::now();
+    let wfd = sys::openat(libc::AT_FDCWD, &cstring(workdir)?, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+        .map_err(|e| Fail::new(e, "open", workdir))?;
+    let wfd = Arc::new(wfd);
+    let shared = Shared::new(ckpt, workdir);
+    let mut dirs: Vec<DirMeta> = Vec::new();
+    let mut removed = 0u64;
+    // The walk reads two trees and copies little: both are read ahead of it (see `prefetch`).
+    let ahead = [cfd.as_raw_fd(), wfd.as_raw_fd()].into_iter().filter_map(|fd| prefetch::reopen(fd).ok()).collect();
+    prefetch::ahead(ahead, PREFETCH_THREADS, || {
+        on_threads(
+            &shared,
+            threads,
+            |f: FileJob, buf| restore_file(&shared, known, &f, buf),
+            |tx| walk(&shared, Arc::new(cfd), cst, wfd.clone(), tx, &mut dirs, &mut removed),
+        )
+    });
+    if let Some(f) = shared.first_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(f);
+    }
+    tree::set_dirs_meta(wfd, cst, &dirs).map_err(|(e, call, names)| {
+        let rel: PathBuf = names.iter().map(|n| name_path(n)).collect();
+        Fail::new(e, call, shared.dst(&rel))
+    })?;
+    let mut report = shared.finish(dirs.len() as u64)?;
+    report.removed = removed;
+    report.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(report)
+}
+
+/// A name for a file copied beside the one it replaces; no checkpoint entry is expected to
+/// have it, and one that had would be replaced in turn.
+fn temporary() -> CString {
+    CString::new(format!(".procvisor-restore-{}", random_hex())).expect("no NUL in a hex name")
+}
+
+/// Runs `op`, a change to the working directory `dir`; where its mode refuses this process
+/// (a checkpoint keeps read-only modes), gives the owner write access and runs it again. Only a
+/// directory that has something to change is touched, and it gets the checkpoint's own mode
+/// back at the end.
+fn in_writable<T>(dir: RawFd, mut op: impl FnMut() -> Result<T, i32>) -> Result<T, i32> {
+    match op() {
+        Err(libc::EACCES) => {
+            make_writable(dir)?;
+            op()
+        }
+        other => other,
+    }
+}
+
+fn make_writable(dir: RawFd) -> Result<(), i32> {
+    let st = sys::fstat(dir)?;
+    if st.st_mode & 0o700 != 0o700 {
+        sys::fchmod(dir, (st.st_mode | 0o700) & 0o7777)?;
+    }
+    Ok(())
+}
+
+/// Removes the entry `name` of the working directory `dir`, whatever it is.
+fn remove(dir: RawFd, name: &CStr) -> Result<(), i32> {
+    in_writable(dir, || tree::remove_entry(dir, name))
+}
+
+fn walk(
+    shared: &Shared,
+    cfd: Arc<OwnedFd>,
+    cst: &libc::stat,
+    wfd: Arc<OwnedFd>,
+    tx: &mut Batches<FileJob>,
+    dirs: &mut Vec<DirMeta>,
+    removed: &mut u64,
+) -> Result<(), Fail> {
+    let wst = sys::fstat(wfd.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst_root))?;
+    let root_id = tree::id_of(&wst);
+    let (mut c, mut w) = (Chain::new(cfd, cst), Chain::new(wfd, &wst));
+    // Each level: its relative path, the checkpoint's entries still to visit, and what the
+    // working directory has there (by name: its d_type).
+    let mut stack = vec![level(shared, &c, &w, PathBuf::new(), removed)?];
+    while let Some((rel_dir, entries, here)) = stack.last_mut() {
+        if shared.failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some((name, dtype)) = entries.next() else {
+            if !tx.flush() {
+                return Ok(());
+            }
+            let (done, _, _) = stack.pop().expect("the level just read");
+            if !stack.is_empty() {
+                c.pop().map_err(|e| Fail::new(e, "open", shared.src(&done).join("..")))?;
+                w.pop().map_err(|e| Fail::new(e, "open", shared.dst(&done).join("..")))?;
+            }
+            continue;
+        };
+        let rel = rel_dir.join(name_path(&name));
+        let present = here.get(&name).copied();
+        let (cdir, wdir) = (c.top().as_raw_fd(), w.top().as_raw_fd());
+        let kind = match kind_of_dtype(dtype) {
+            Some(k) => k,
+            None => {
+                kind_of_mode(sys::lstatat(cdir, &name).map_err(|e| Fail::new(e, "lstat", shared.src(&rel)))?.st_mode)
+            }
+        };
+        match kind {
+            Kind::File => {
+                let job = Job { src_dir: c.top().clone(), dst_dir: w.top().clone(), base_dir: None, name, rel };
+                if !tx.push(FileJob { job, present: present.is_some() }) {
+                    return Ok(());
+                }
+            }
+            Kind::Link => restore_link(shared, cdir, wdir, &name, &rel, present.is_some())?,
+            Kind::Other(kind) => shared.skip(&rel, kind),
+            Kind::Dir => {
+                let cs = sys::open_dir(cdir, &name).map_err(|e| Fail::new(e, "open", shared.src(&rel)))?;
+                let cs_st = sys::fstat(cs.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.src(&rel)))?;
+                if tree::id_of(&cs_st) == root_id {
+                    return Err(Fail::new(libc::ELOOP, "open", shared.dst_root));
+                }
+                let ws = match present.map(|_| sys::open_dir(wdir, &name)) {
+                    Some(Ok(fd)) => fd,
+                    // Not a directory there (or no longer): replaced by one.
+                    Some(Err(libc::ENOTDIR | libc::ELOOP | libc::ENOENT)) | None => {
+                        if present.is_some() {
+                            remove(wdir, &name).map_err(|e| Fail::new(e, "unlink", shared.dst(&rel)))?;
+                        }
+                        in_writable(wdir, || sys::mkdirat(wdir, &name, 0o700))
+                            .map_err(|e| Fail::new(e, "mkdir", shared.dst(&rel)))?;
+                        sys::open_dir(wdir, &name).map_err(|e| Fail::new(e, "open", shared.dst(&rel)))?
+                    }
+                    Some(Err(e)) => return Err(Fail::new(e, "open", shared.dst(&rel))),
+                };
+                let ws_st = sys::fstat(ws.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;
+                if !tx.flush() {
+                    return Ok(());
+                }
+                dirs.push(DirMeta { depth: stack.len(), name, id: tree::id_of(&ws_st), stat: cs_st });
+                c.push(Arc::new(cs), &cs_st);
+                w.push(Arc::new(ws), &ws_st);
+                stack.push(level(shared, &c, &w, rel, removed)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+type Level = (PathBuf, std::vec::IntoIter<(CString, u8)>, HashMap<CString, u8>);
+
+/// Reads one directory of each tree, removes what the working directory has and the checkpoint
+/// does not, and returns the checkpoint's entries with what the working directory has left.
+fn level(shared: &Shared, c: &Chain, w: &Chain, rel: PathBuf, removed: &mut u64) -> Result<Level, Fail> {
+    let (cdir, wdir) = (c.top(), w.top());
+    let theirs = sys::entries(cdir).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
+    let mut here: HashMap<CString, u8> =
+        sys::entries(wdir).map_err(|e| Fail::new(e, "scandir", shared.dst(&rel)))?.into_iter().collect();
+    let wanted: std::collections::HashSet<&CString> = theirs.iter().map(|(n, _)| n).collect();
+    let extra: Vec<CString> = here.keys().filter(|n| !wanted.contains(n)).cloned().collect();
+    for name in extra {
+        remove(wdir.as_raw_fd(), &name).map_err(|e| Fail::new(e, "unlink", shared.dst(&rel.join(name_path(&name)))))?;
+        here.remove(&name);
+        *removed += 1;
+    }
+    Ok((rel, theirs.into_iter(), here))
+}
+
+/// Makes the link `name` of the working directory the checkpoint's: left alone where it points
+/// where the checkpoint's does and has its mtime, else replaced whole.
+fn restore_link(shared: &Shared, cdir: RawFd, wdir: RawFd, name: &CStr, rel: &Path, present: bool) -> Result<(), Fail> {
+    if present {
+        let same = (|| -> Result<bool, i32> {
+            let (ours, theirs) = (sys::lstatat(wdir, name)?, sys::lstatat(cdir, name)?);
+            if kind_of_mode(ours.st_mode) != Kind::Link
+                || (ours.st_mtime, ours.st_mtime_nsec) != (theirs.st_mtime, theirs.st_mtime_nsec)
+            {
+                return Ok(false);
+            }
+            Ok(sys::readlinkat(wdir, name)? == sys::readlinkat(cdir, name)?)
+        })();
+        match same {
+            Ok(true) => {
+                shared.symlinks.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
+            Ok(false) | Err(libc::ENOENT) => {}
+            Err(e) => return Err(Fail::new(e, "lstat", shared.dst(rel))),
+        }
+    }
+    replace(shared, wdir, name, rel, |tmp| shared.copy_link_as(cdir, wdir, name, tmp, rel))
+}
+
+/// Puts a new entry in place of `name` in `wdir`: `make` writes it under a temporary name, which
+/// is then renamed over the old entry (a directory is removed first: a rename cannot replace it).
+fn replace(
+    shared: &Shared,
+    wdir: RawFd,
+    name: &CStr,
+    rel: &Path,
+    mut make: impl FnMut(&CStr) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    let tmp = temporary();
+    let mut made = make(&tmp);
+    if let Err(f) = &made {
+        let _ = sys::unlinkat(wdir, &tmp, 0);
+        // A directory whose mode refuses a new entry: once more where it allows one.
+        if f.errno == libc::EACCES && make_writable(wdir).is_ok() {
+            made = make(&tmp);
+        }
+    }
+    if let Err(f) = made {
+        let _ = sys::unlinkat(wdir, &tmp, 0);
+        return Err(f);
+    }
+    let renamed = match sys::renameat(wdir, &tmp, wdir, name) {
+        Err(libc::EISDIR | libc::ENOTEMPTY | libc::EEXIST) => {
+            remove(wdir, name).and_then(|()| sys::renameat(wdir, &tmp, wdir, name))
+        }
+        // Made nothing: the checkpoint's entry is no longer a file or link (see `copy_file_as`).
+        Err(libc::ENOENT) => return Ok(()),
+        other => other,
+    };
+    renamed.map_err(|e| {
+        let _ = sys::unlinkat(wdir, &tmp, 0);
+        Fail::new(e, "rename", shared.dst(rel))
+    })
+}
+
+/// Makes the file of `f.job` in the working directory the checkpoint's: left alone where the
+/// record vouches for it, else copied whole.
+fn restore_file(shared: &Shared, known: Option<&Known>, f: &FileJob, buf: &mut Vec<u8>) -> Result<(), Fail> {
+    let job = &f.job;
+    let wdir = job.dst_dir.as_raw_fd();
+    if let (true, Some(entry)) = (f.present, known.and_then(|k| k.get(job.rel.as_os_str().as_bytes()))) {
+        match sys::lstatat(wdir, &job.name).map(|st| entry.matches(&st)) {
+            Ok(true) => {
+                shared.files.fetch_add(1, Ordering::Relaxed);
+                shared.bytes.fetch_add(entry.size, Ordering::Relaxed);
+                shared.linked.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
+            Ok(false) | Err(libc::ENOENT) => {}
+            Err(e) => return Err(Fail::new(e, "lstat", shared.dst(&job.rel))),
+        }
+    }
+    replace(shared, wdir, &job.name, &job.rel, |tmp| shared.copy_file_as(job, tmp, buf).map(drop))
+}
