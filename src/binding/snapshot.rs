@@ -30,6 +30,16 @@ pub struct NativeCopyReport {
     pub bytes: f64,
     /// Files cloned (FICLONE): their data shares extents with the source.
     pub reflinked: f64,
+    /// Bytes of data written: not linked from the previous capture, not cloned, not left as
+    /// they were by a restore in place.
+    pub new_bytes: f64,
+    /// A capture: files linked from the previous capture of the same working directory. A
+    /// restore in place: files left as they were.
+    pub unchanged: f64,
+    /// A restore in place: entries of the working directory the checkpoint does not have, removed.
+    pub removed: f64,
+    /// A capture: when it was put in place (ms since the epoch); 0 otherwise.
+    pub created_ms: f64,
     pub skipped: Vec<NativeSkippedEntry>,
     pub duration_ms: f64,
 }
@@ -42,6 +52,10 @@ impl From<Report> for NativeCopyReport {
             symlinks: r.symlinks as f64,
             bytes: r.bytes as f64,
             reflinked: r.reflinked as f64,
+            new_bytes: r.new_bytes as f64,
+            unchanged: r.unchanged as f64,
+            removed: r.removed as f64,
+            created_ms: r.created_ms as f64,
             skipped: r
                 .skipped
                 .into_iter()
@@ -181,4 +195,72 @@ pub fn remove_owned_checkpoints<'env>(
     owner: String,
 ) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
     off_thread(env, move || snapshot::remove_owned(&PathBuf::from(checkpoints_directory), &owner), |v| v)
+}
+
+/// Restores checkpoint `name` under `checkpointsDirectory` into `workingDirectory` in place
+/// (made if missing), writing only what differs; the result is what a restore into an empty
+/// directory makes. An unknown name rejects with SandboxSnapshotError (ENOENT) naming it.
+#[napi(ts_return_type = "Promise<NativeCopyReport>")]
+pub fn restore_checkpoint_in_place<'env>(
+    env: &'env Env,
+    checkpoints_directory: String,
+    name: String,
+    working_directory: String,
+    threads_count: Option<u32>,
+) -> napi::Result<PromiseRaw<'env, NativeCopyReport>> {
+    let n = threads(threads_count);
+    off_thread(
+        env,
+        move || {
+            let (cps, wd) = (PathBuf::from(checkpoints_directory), PathBuf::from(working_directory));
+            snapshot::restore_in_place(&cps, &name, &wd, n)
+        },
+        NativeCopyReport::from,
+    )
+}
+
+/// One checkpoint under a checkpoints directory.
+#[napi(object, object_from_js = false)]
+pub struct NativeListedCheckpoint {
+    pub name: String,
+    /// When it was captured, in ms since the epoch.
+    pub created_ms: f64,
+    pub files: f64,
+    pub bytes: f64,
+    /// Bytes its capture wrote; absent for a checkpoint procvisor has no record of.
+    pub new_bytes: Option<f64>,
+}
+
+/// Every checkpoint under `checkpointsDirectory`, oldest first (none when it does not exist).
+#[napi(ts_return_type = "Promise<NativeListedCheckpoint[]>")]
+pub fn list_checkpoints<'env>(
+    env: &'env Env,
+    checkpoints_directory: String,
+) -> napi::Result<PromiseRaw<'env, Vec<NativeListedCheckpoint>>> {
+    off_thread(
+        env,
+        move || snapshot::list(&PathBuf::from(checkpoints_directory)),
+        |v| {
+            v.into_iter()
+                .map(|l| NativeListedCheckpoint {
+                    name: l.name,
+                    created_ms: l.created_ms as f64,
+                    files: l.files as f64,
+                    bytes: l.bytes as f64,
+                    new_bytes: l.new_bytes.map(|n| n as f64),
+                })
+                .collect::<Vec<_>>()
+        },
+    )
+}
+
+/// Deletes checkpoint `name` under `checkpointsDirectory`, whoever captured it; the checkpoints
+/// that share files with it keep them. An unknown name rejects with SandboxSnapshotError (ENOENT).
+#[napi(ts_return_type = "Promise<void>")]
+pub fn delete_checkpoint<'env>(
+    env: &'env Env,
+    checkpoints_directory: String,
+    name: String,
+) -> napi::Result<PromiseRaw<'env, ()>> {
+    off_thread(env, move || snapshot::delete(&PathBuf::from(checkpoints_directory), &name), |v| v)
 }
