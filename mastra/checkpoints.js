@@ -1,11 +1,14 @@
 'use strict'
 // A NativeLocalSandbox's checkpoints: Mastra's layout and capture protocol, the copies done by
-// procvisor's native copier, and the name made from an id for `snapshotOnStop`.
+// procvisor's native copier, the name made from an id for `snapshotOnStop`, and named
+// checkpoints (`sandbox.checkpoints`): captures that share unchanged files with the last one,
+// and restores in place that write only what differs.
 
 const path = require('node:path')
 const fsp = require('node:fs/promises')
 const crypto = require('node:crypto')
-const { SandboxSnapshotError } = require('../lib/native/errors.js')
+const errors = require('../lib/native/errors.js')
+const { SandboxSnapshotError } = errors
 const { binding } = require('../lib/native/native.js')
 
 /**
@@ -52,16 +55,28 @@ class CheckpointMethods {
    */
   async snapshot() {
     if (!this._checkpointName) return
-    const run = (this._snapshotChain ?? Promise.resolve()).then(() => this._captureCheckpoint(this._checkpointName))
+    await this._checkpointTurn(() => this._captureCheckpoint(this._checkpointName))
+  }
+
+  /**
+   * @internal Runs `work` after every capture and restore this object started before: a restore
+   * in the middle of a capture would be copied half-done.
+   */
+  _checkpointTurn(work) {
+    const run = (this._snapshotChain ?? Promise.resolve()).then(work)
     this._snapshotChain = run.catch(() => {})
     return run
   }
 
-  /** @internal Mastra's capture protocol (temporary sibling, then renames), done natively. */
+  /**
+   * @internal Mastra's capture protocol (temporary sibling, then renames), done natively; the
+   * files unchanged since the last capture of this working directory are shared with it.
+   */
   async _captureCheckpoint(name) {
     binding.checkCheckpointName(name)
     const report = await binding.captureCheckpoint(this.workingDirectory, this._checkpointsDirectory, name, this.id)
     this._noteCheckpoint('capture', name, report)
+    return report
   }
 
   /** @internal Mastra's restore of an empty or missing working directory on start, done natively. */
@@ -109,4 +124,70 @@ class CheckpointMethods {
   }
 }
 
-module.exports = { checkpointNameFor, checkpointReadable, CheckpointMethods }
+/** A checkpoint name given to the API: a string by Mastra's rule, else InvalidProcessOptionError. */
+function checkedName(name) {
+  if (typeof name !== 'string') throw errors.invalidOption(`a checkpoint name must be a string, got ${name === null ? 'null' : typeof name}`)
+  binding.checkCheckpointName(name)
+  return name
+}
+
+/** The name of a capture that names none: when it was made (UTC), and 4 hex digits against a tie. */
+function generatedName() {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '')
+  return `checkpoint-${stamp}-${crypto.randomBytes(2).toString('hex')}`
+}
+
+/**
+ * `sandbox.checkpoints`: named checkpoints of the working directory, in the sandbox's
+ * checkpoints directory (Mastra's layout: `snapshot()` and the restore in `start()` read and
+ * write the same ones). Works whether the sandbox runs or not, persistent ones included: the
+ * copies are made by this Node process, and the sandbox's processes are left running.
+ */
+class SandboxCheckpoints {
+  constructor(sandbox) {
+    Object.defineProperty(this, '_sandbox', { value: sandbox })
+  }
+
+  /**
+   * Captures the working directory as checkpoint `name` (replacing one of that name), or under a
+   * name made from the time. Files unchanged since the last capture of this working directory
+   * are shared with it, not copied: `newBytes` is what was written.
+   */
+  async capture(name) {
+    const chosen = name === undefined ? generatedName() : checkedName(name)
+    const sb = this._sandbox
+    const r = await sb._checkpointTurn(() => sb._captureCheckpoint(chosen))
+    return { name: chosen, createdAt: new Date(r.createdMs), files: r.files, bytes: r.bytes, newBytes: r.newBytes }
+  }
+
+  /** Every checkpoint in the checkpoints directory, oldest first. */
+  async list() {
+    const listed = await binding.listCheckpoints(this._sandbox._checkpointsDirectory)
+    return listed.map((c) => ({ name: c.name, createdAt: new Date(c.createdMs), files: c.files, bytes: c.bytes, newBytes: c.newBytes }))
+  }
+
+  /**
+   * Deletes checkpoint `name`, whoever captured it. Checkpoints that share files with it keep
+   * them. An unknown name rejects with SandboxSnapshotError (`osCode` 'ENOENT') naming it.
+   */
+  async delete(name) {
+    await binding.deleteCheckpoint(this._sandbox._checkpointsDirectory, checkedName(name))
+  }
+
+  /**
+   * Rolls the working directory back to checkpoint `name` in place: what the checkpoint does not
+   * have is removed, what changed is copied back, the rest is left untouched. The result is what
+   * a restore into an empty directory makes. Running processes are left alone.
+   */
+  async restore(name) {
+    checkedName(name)
+    const sb = this._sandbox
+    const r = await sb._checkpointTurn(() =>
+      binding.restoreCheckpointInPlace(sb._checkpointsDirectory, name, sb.workingDirectory),
+    )
+    sb._noteCheckpoint('restore', name, r)
+    return { name, files: r.files, bytes: r.bytes, newBytes: r.newBytes, removed: r.removed }
+  }
+}
+
+module.exports = { checkpointNameFor, checkpointReadable, CheckpointMethods, SandboxCheckpoints }

@@ -37,6 +37,8 @@ export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError,
 export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 import type { SandboxTerminals } from './terminals'
 export type { SandboxTerminals, SandboxTerminalOptions } from './terminals'
+import type { SandboxCheckpoints } from './checkpoints'
+export type { SandboxCheckpoints, CheckpointCaptured, CheckpointListed, CheckpointRestored } from './checkpoints'
 export { createProcessTools } from './tools'
 export type { ProcessTools, ProcessToolShapes, ProcessToolsOptions, TerminalScreenResult, EndedBeforeWait } from './tools'
 
@@ -244,6 +246,11 @@ export declare class NativeLocalSandbox extends MastraLocalSandbox {
    * in a persistent sandbox kept by its supervisor. See {@link SandboxTerminals}.
    */
   readonly terminals: SandboxTerminals
+  /**
+   * Named checkpoints of the working directory: captures that share unchanged files with the
+   * last one, and restores in place that write only what differs. See {@link SandboxCheckpoints}.
+   */
+  readonly checkpoints: SandboxCheckpoints
   /**
    * The maximum lifetime from `start()` in milliseconds, if one was given; with `persistent`,
    * always set (300000 unless given).

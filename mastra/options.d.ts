@@ -76,7 +76,10 @@ export interface NativeStartResult extends SandboxStartResult {}
 
 /** What the last capture or restore of a {@link NativeLocalSandbox} did. */
 export interface NativeCheckpointReport {
-  /** `'capture'` (stop with `snapshotOnStop`, or `snapshot()`) or `'restore'` (on `start()`). */
+  /**
+   * `'capture'` (stop with `snapshotOnStop`, `snapshot()` or `checkpoints.capture()`) or
+   * `'restore'` (on `start()`, or `checkpoints.restore()`).
+   */
   operation: 'capture' | 'restore'
   /** The checkpoint's name. */
   name: string
@@ -90,6 +93,20 @@ export interface NativeCheckpointReport {
   bytes: number
   /** Files cloned (`FICLONE`, on filesystems with reflinks): no data was copied for them. */
   reflinked: number
+  /**
+   * Bytes of file data written: what was neither shared with the last capture, nor cloned, nor
+   * (restoring in place) left as it was; a sparse file's holes are not written.
+   */
+  newBytes: number
+  /**
+   * A capture: files shared (hard links) with the last capture of the same working directory. A
+   * restore in place: files left as they were.
+   */
+  unchanged: number
+  /** A restore in place: entries the working directory had and the checkpoint does not, removed. */
+  removed: number
+  /** A capture: when it was put in place, in ms since the epoch; 0 for a restore. */
+  createdMs: number
   /** Entries that hold no data to copy (sockets, FIFOs, devices): skipped, and logged as a warning. */
   skipped: Array<{
     /** Relative to the root of the copy. */

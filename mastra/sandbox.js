@@ -11,7 +11,7 @@ const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.
 const { traceMethods } = require('../lib/native/trace.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
 const { LifetimeMethods } = require('./lifetime.js')
-const { checkpointNameFor, CheckpointMethods } = require('./checkpoints.js')
+const { checkpointNameFor, CheckpointMethods, SandboxCheckpoints } = require('./checkpoints.js')
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
 const { SandboxTerminals } = require('./terminals.js')
@@ -56,6 +56,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       this.processes = pm
       /** Programs on terminals of their own, started and ended with the sandbox (terminals.js). */
       this.terminals = new SandboxTerminals(this)
+      /** Named checkpoints of the working directory, captured incrementally and restored in place. */
+      this.checkpoints = new SandboxCheckpoints(this)
       /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
       this._procvisorOptions = o
       this._timeoutMs = lifecycle.timeoutMs ?? undefined
