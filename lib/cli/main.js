@@ -74,6 +74,17 @@ const COMMANDS = {
     options: { checkpoints: { type: 'string' } },
     run: (a, io) => require('./destroy').destroy(a, io),
   },
+  checkpoint: {
+    usage: 'procvisor checkpoint ls|capture|restore|rm <sandbox> [name] [--json]',
+    about:
+      "A running sandbox's named checkpoints, in its checkpointsDirectory. ls lists them (--json for JSON); capture captures the working directory " +
+      '(as name, else under a name made from the time), sharing the files unchanged since the last capture; restore rolls the working directory ' +
+      'back to one in place, copying only what differs, its processes left running; rm deletes one.',
+    positionals: ['action', 'sandbox'],
+    optional: ['name'],
+    options: { json: { type: 'boolean' } },
+    run: (a, io) => require('./checkpoint').checkpoint(a, io),
+  },
   web: {
     usage: 'procvisor web [--port N]',
     about:
@@ -124,11 +135,13 @@ function parse(argv) {
   }
   if (parsed.values.help) return { help: commandHelp(command) }
   const { positionals } = parsed
-  if (positionals.length !== command.positionals.length) {
-    throw new UsageError(`${name} takes ${command.positionals.map((p) => `<${p}>`).join(' ') || 'no arguments'}\nusage: ${command.usage}`)
+  const optional = command.optional ?? []
+  if (positionals.length < command.positionals.length || positionals.length > command.positionals.length + optional.length) {
+    const takes = [...command.positionals.map((p) => `<${p}>`), ...optional.map((p) => `[${p}]`)]
+    throw new UsageError(`${name} takes ${takes.join(' ') || 'no arguments'}\nusage: ${command.usage}`)
   }
   const args = { ...parsed.values, timeout: deadlineOf(parsed.values.timeout, process.env) }
-  command.positionals.forEach((p, i) => (args[p] = positionals[i]))
+  ;[...command.positionals, ...optional].forEach((p, i) => (args[p] = positionals[i]))
   if (args.pid !== undefined && !/^[1-9][0-9]*$/.test(args.pid)) throw new UsageError(`<pid> must be a process id (a positive integer), not ${JSON.stringify(args.pid)}`)
   if (args.signal !== undefined && /^[0-9]+$/.test(args.signal)) args.signal = Number(args.signal)
   if (name === 'logs') args.streams = new Set(args.stdout || args.stderr ? [args.stdout && 'stdout', args.stderr && 'stderr'].filter(Boolean) : ['stdout', 'stderr'])

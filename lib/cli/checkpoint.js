@@ -1,0 +1,78 @@
+'use strict'
+// `procvisor checkpoint ls|capture|restore|rm <sandbox> [name]`: the named checkpoints of a
+// running sandbox's working directory. Its supervisor says where the working directory and the
+// checkpoints are; the copies are made here, by the native copier, as the sandbox's own
+// `checkpoints` makes them, and its processes are left running.
+
+const { binding } = require('../native/native')
+const errors = require('../native/errors')
+const { CliError, openSandbox } = require('./sandboxes')
+const { table, when } = require('./print')
+
+/** What each action takes after the sandbox: a name (required, optional) or none. */
+const ACTIONS = { ls: 'none', capture: 'optional', restore: 'required', rm: 'required' }
+
+/** The name of a capture that names none, as `sandbox.checkpoints.capture()` makes it: the time (UTC) and 4 hex digits. */
+function generatedName() {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '')
+  return `checkpoint-${stamp}-${require('node:crypto').randomBytes(2).toString('hex')}`
+}
+
+/** Where the sandbox's working directory and checkpoints are, from its supervisor. */
+async function placesOf(id) {
+  const conn = await openSandbox(id)
+  const s = conn.sandbox
+  conn.close()
+  if (!s.checkpointsDirectory) throw new CliError(`sandbox ${s.id}: its supervisor does not say where its checkpoints are`)
+  return s
+}
+
+/** The action and name, checked; a UsageError for anything else. */
+function checked(args) {
+  const { UsageError } = require('./main')
+  const wants = ACTIONS[args.action]
+  if (!wants) throw new UsageError(`checkpoint takes ls, capture, restore or rm, not ${JSON.stringify(args.action)}`)
+  if (wants === 'none' && args.name !== undefined) throw new UsageError(`checkpoint ls takes no name`)
+  if (wants === 'required' && args.name === undefined) throw new UsageError(`checkpoint ${args.action} takes the checkpoint's name`)
+  if (args.name !== undefined) {
+    try {
+      binding.checkCheckpointName(args.name)
+    } catch (e) {
+      if (!(e instanceof errors.InvalidProcessOptionError)) throw e
+      throw new UsageError(`${JSON.stringify(args.name)} is not a checkpoint name: [A-Za-z0-9][A-Za-z0-9._-]*, without ".."`)
+    }
+  }
+}
+
+async function checkpoint(args, io) {
+  checked(args)
+  const s = await placesOf(args.sandbox)
+  const cps = s.checkpointsDirectory
+  if (args.action === 'ls') {
+    const listed = (await binding.listCheckpoints(cps)).map((c) => ({ ...c, createdAt: new Date(c.createdMs).toISOString() }))
+    if (args.json) {
+      const rows = listed.map(({ name, createdAt, files, bytes, newBytes }) => ({ name, createdAt, files, bytes, newBytes: newBytes ?? null }))
+      io.out.write(`${JSON.stringify(rows, null, 2)}\n`)
+    } else if (listed.length === 0) {
+      io.out.write(`sandbox ${s.id} has no checkpoints in ${cps}\n`)
+    } else {
+      const rows = listed.map((c) => [c.name, when(c.createdAt), String(c.files), String(c.bytes), c.newBytes === undefined ? '-' : String(c.newBytes)])
+      io.out.write(table(['NAME', 'CREATED', 'FILES', 'BYTES', 'WRITTEN'], rows))
+    }
+  } else if (args.action === 'capture') {
+    const name = args.name ?? generatedName()
+    const r = await binding.captureCheckpoint(s.workingDirectory, cps, name, s.id)
+    io.out.write(`captured checkpoint ${name}: ${r.files} files, ${r.bytes} bytes, ${r.newBytes} bytes written (${r.unchanged} files shared with the last capture)\n`)
+  } else if (args.action === 'restore') {
+    const r = await binding.restoreCheckpointInPlace(cps, args.name, s.workingDirectory)
+    io.out.write(
+      `restored checkpoint ${args.name} into ${s.workingDirectory}: ${r.files - r.unchanged} of ${r.files} files copied (${r.newBytes} bytes), ${r.removed} entries removed\n`,
+    )
+  } else {
+    await binding.deleteCheckpoint(cps, args.name)
+    io.out.write(`deleted checkpoint ${args.name}\n`)
+  }
+  return 0
+}
+
+module.exports = { checkpoint }
