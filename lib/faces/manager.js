@@ -11,7 +11,7 @@ const errors = require('../native/errors')
 const { binding } = require('../native/native')
 const { launch, listenersOf } = require('../process/core')
 const { ProcessHandle } = require('./handle')
-const { processInfo } = require('../process/mastra-rules')
+const { processInfo, pruneExited } = require('../process/mastra-rules')
 const { Process } = require('./process')
 const { Terminal } = require('./terminal')
 const observe = require('../process/observe')
@@ -133,6 +133,13 @@ class ProcessManager {
    */
   _prune(exact = true) {
     if (!exact && ++this._inserts % KEEP_EXITED !== 0) return
+    // The Mastra surface's table: exited handles are kept until read by `get` or released, as a
+    // sandbox keeps them, and as there, never more than the rule's number.
+    pruneExited(
+      this._byPid.values(),
+      (r) => r.handle.exitCode !== undefined,
+      (r) => this._forget(r, 'mastra'),
+    )
     const exited = []
     for (const r of this._records.values()) {
       if (!r.listed) continue
