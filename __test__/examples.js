@@ -134,6 +134,14 @@ const examples = [
     },
   },
   {
+    file: 'checkpoints.mjs',
+    mastra: true,
+    async run(node, project) {
+      const out = run(node, project, this.file)
+      expectLines(out, [/^console\.log\("v1"\) 1 removed$/m, /^true$/m], this.file)
+    },
+  },
+  {
     file: 'persistent-first.mjs',
     also: 'persistent-second.mjs',
     mastra: true,
