@@ -9,6 +9,9 @@
 // working directory is missing (restored from the checkpoint), and `mkdir dest && cp -a ckpt/. dest`;
 // all three restore the same checkpoint. Outputs are removed between runs, outside the timing.
 //
+// Then checkpoints that cost what changed: captures that share unchanged files, and restores in
+// place (checkpoints-incremental.mjs).
+//
 // Page cache: before every run the bench syncs, so no contender pays for another's writeback; as
 // root it also drops the caches (echo 3 > /proc/sys/vm/drop_caches), so each contender reads the
 // tree from disk ("cold"). Without root (or with BENCH_SNAPSHOT_CACHE=warm) the source is read
@@ -209,7 +212,10 @@ export async function snapshotSection({ rounds, small, big, log }) {
         log(`  ${op}: ${x.name} ÷ procvisor = ${median(per).toFixed(2)}× (${Math.min(...per).toFixed(2)}–${Math.max(...per).toFixed(2)})`)
       }
     }
-    return { state: cold ? 'cold' : 'warm', tree: made, rounds, rows, problems }
+    // Checkpoints that cost what changed, on the same tree (checkpoints-incremental.mjs).
+    const { incrementalSection } = await import('./checkpoints-incremental.mjs')
+    const incremental = await incrementalSection({ NativeLocalSandbox, tree, base, rounds: rounds + 2, cold, dropCaches, measure, problems, log })
+    return { state: cold ? 'cold' : 'warm', tree: made, rounds, rows, problems, incremental }
   } finally {
     await run('chmod', ['-R', 'u+rwX', base]).catch(() => {})
     fs.rmSync(base, { recursive: true, force: true })
