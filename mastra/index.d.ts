@@ -31,7 +31,7 @@ import type {
   SandboxStartOptions,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProcessHandle as ProcvisorProcessHandle, ProcessSignal, RestartOptions, TerminalOptions } from '../index'
+import type { ProbeOptions, ProcessHandle as ProcvisorProcessHandle, ProcessSignal, RestartOptions, ShutdownOptions, TerminalOptions } from '../index'
 import type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
 export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
@@ -168,6 +168,24 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
        * `pid`, `restarts`, `lastExit` and `state: 'backoff'` between runs.
        */
       restart?: RestartOptions
+      /**
+       * procvisor extension: what tells that a run is ready to serve (see procvisor's
+       * `ProbeOptions`), e.g. `{ http: { port: 3000, path: '/health' } }`: `nativeHandle.status()`
+       * has `ready`, `nativeHandle.logs()` a `probe` event when it changes. Checked by the
+       * sandbox's own supervisor when it is persistent, with nobody attached too.
+       */
+      readiness?: ProbeOptions
+      /**
+       * procvisor extension: what tells that a run is still healthy; one that fails its checks is
+       * ended and `restart` decides what follows (see procvisor's `ProbeOptions`).
+       */
+      liveness?: ProbeOptions
+      /**
+       * procvisor extension: how `kill()` without a signal and the sandbox's `stop()` end it: a
+       * signal (default SIGTERM), then SIGKILL after `timeoutMs` (default 5000; see procvisor's
+       * `ShutdownOptions`). Without it they send SIGKILL at once.
+       */
+      shutdown?: ShutdownOptions
     },
   ): Promise<NativeProcessHandle>
   /**

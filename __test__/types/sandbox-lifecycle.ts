@@ -34,3 +34,15 @@ export async function sandboxLifecycle(): Promise<void> {
   new NativeLocalSandbox({ snapshotOnStop: 'yes' })
   void [logs, how, at, ms, on, name, skipped, timeoutAt, clone, same]
 }
+
+export async function probedSpawn(sb: NativeLocalSandbox): Promise<void> {
+  const h = await sb.processes.spawn('npm run dev', {
+    readiness: { http: { port: 3000, path: '/health' }, periodMs: 500 },
+    liveness: { port: 3000, failureThreshold: 5 },
+    shutdown: { signal: 'SIGINT', timeoutMs: 10_000 },
+  })
+  const ready: boolean | undefined = (await h.nativeHandle.status()).ready
+  // @ts-expect-error a probe needs a target
+  await sb.processes.spawn('x', { readiness: { timeoutMs: 100 } })
+  void ready
+}

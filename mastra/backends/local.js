@@ -108,6 +108,9 @@ const local = {
       maxRetainedBytes: 0, // Mastra's base class retains the text; procvisor keeps none
       pty: o.pty,
       restart: o.restart,
+      readiness: o.readiness,
+      liveness: o.liveness,
+      shutdown: o.shutdown,
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
     const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment())
