@@ -78,8 +78,9 @@ pub fn list(checkpoints: &Path) -> CoreResult<Vec<Listed>> {
         // Gone since it was listed, or not a directory: not a checkpoint.
         let Ok((fd, id, st)) = open_checkpoint(checkpoints, &name) else { continue };
         let listed = match headers.get(&name) {
-            Some(h) if (h.dev, h.ino) == id => {
-                Listed { name, created_ms: h.created_ms, files: h.files, bytes: h.bytes, new_bytes: h.new_bytes }
+            // A record of this very directory, made by a capture that counted its files.
+            Some(h @ Header { created_ms: Some(created_ms), .. }) if (h.dev, h.ino) == id => {
+                Listed { name, created_ms: *created_ms, files: h.files, bytes: h.bytes, new_bytes: h.new_bytes }
             }
             _ => {
                 let (files, bytes) =

@@ -121,7 +121,7 @@ pub fn capture(
             id: owner.map(hex),
             dev: made.dev(),
             ino: made.ino(),
-            created_ms: report.created_ms,
+            created_ms: Some(report.created_ms),
             root,
             files: report.files,
             bytes: report.bytes,

@@ -75,7 +75,9 @@ pub(super) struct Header {
     /// The checkpoint directory this record describes.
     pub dev: u64,
     pub ino: u64,
-    pub created_ms: u64,
+    /// When the capture was put in place; none in the owner records of older versions, which
+    /// say nothing of the files either.
+    pub created_ms: Option<u64>,
     /// The working directory captured (device, inode); none in records of older versions.
     pub root: Option<(u64, u64)>,
     pub files: u64,
@@ -120,7 +122,10 @@ pub(super) fn write(checkpoints: &Path, name: &str, h: &Header, entries: &Entrie
         if let Some(id) = &h.id {
             writeln!(w, "id={id}")?;
         }
-        writeln!(w, "dev={}\nino={}\ncreated={}", h.dev, h.ino, h.created_ms)?;
+        writeln!(w, "dev={}\nino={}", h.dev, h.ino)?;
+        if let Some(ms) = h.created_ms {
+            writeln!(w, "created={ms}")?;
+        }
         if let Some((dev, ino)) = h.root {
             writeln!(w, "root={dev}:{ino}")?;
         }
@@ -159,7 +164,7 @@ fn parse_header(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Op
             "id" => h.id = Some(v.to_string()),
             "dev" => dev = v.parse().ok(),
             "ino" => ino = v.parse().ok(),
-            "created" => h.created_ms = v.parse().unwrap_or(0),
+            "created" => h.created_ms = v.parse().ok(),
             "root" => h.root = v.split_once(':').and_then(|(d, i)| Some((d.parse().ok()?, i.parse().ok()?))),
             "files" => h.files = v.parse().unwrap_or(0),
             "bytes" => h.bytes = v.parse().unwrap_or(0),

@@ -138,10 +138,14 @@ fn unlink_unless_dir(dir: RawFd, name: &CStr) -> Result<bool, i32> {
 
 /// Opens a directory to empty it, with the write and search permission that takes: a checkpoint
 /// keeps read-only modes, which its owner may lift. The name is never followed, so a link put in
-/// its place changes nothing where it points.
-fn open_to_empty(dir: RawFd, name: &CStr) -> Result<(OwnedFd, libc::stat), i32> {
+/// its place changes nothing where it points, and a directory of another filesystem than `dev`
+/// (a mount point) is refused (EXDEV): what is mounted there is not part of the tree.
+fn open_to_empty(dir: RawFd, name: &CStr, dev: u64) -> Result<(OwnedFd, libc::stat), i32> {
+    #[allow(clippy::unnecessary_cast)] // st_dev is 32 bits on macOS
+    let on = |st: &libc::stat| if st.st_dev as u64 == dev { Ok(()) } else { Err(libc::EXDEV) };
     let fd = match sys::open_dir(dir, name) {
         Err(libc::EACCES) => {
+            on(&sys::lstatat(dir, name)?)?;
             // Not ours to change, the open below says so.
             let _ = sys::chmod_dir_nofollow(dir, name, 0o700);
             sys::open_dir(dir, name)?
@@ -149,6 +153,7 @@ fn open_to_empty(dir: RawFd, name: &CStr) -> Result<(OwnedFd, libc::stat), i32> 
         other => other?,
     };
     let st = sys::fstat(fd.as_raw_fd())?;
+    on(&st)?;
     if st.st_mode & 0o700 != 0o700 {
         // Likewise: an unlink that still cannot be done reports why.
         let _ = sys::fchmod(fd.as_raw_fd(), 0o700);
@@ -157,12 +162,15 @@ fn open_to_empty(dir: RawFd, name: &CStr) -> Result<(OwnedFd, libc::stat), i32> 
 }
 
 /// Removes one entry of `dir`, a directory with everything in it, depth first through
-/// descriptors (see `Chain`), so a tree of any depth goes.
+/// descriptors (see `Chain`), so a tree of any depth goes. It stays on the filesystem of `dir`:
+/// a directory mounted from another fails the removal (EXDEV) and keeps what is in it.
 pub(super) fn remove_entry(dir: RawFd, name: &CStr) -> Result<(), i32> {
     if !unlink_unless_dir(dir, name)? {
         return Ok(());
     }
-    let (top, st) = open_to_empty(dir, name)?;
+    #[allow(clippy::unnecessary_cast)]
+    let dev = sys::fstat(dir)?.st_dev as u64;
+    let (top, st) = open_to_empty(dir, name, dev)?;
     let top = Arc::new(top);
     let mut chain = Chain::new(top.clone(), &st);
     // Each level: its name in its parent and the entries still to remove.
@@ -172,7 +180,7 @@ pub(super) fn remove_entry(dir: RawFd, name: &CStr) -> Result<(), i32> {
         if let Some((child, _)) = left.pop() {
             let here = chain.top().as_raw_fd();
             if unlink_unless_dir(here, &child)? {
-                let (sub, st) = open_to_empty(here, &child)?;
+                let (sub, st) = open_to_empty(here, &child, dev)?;
                 let entries = sys::entries(&sub)?;
                 chain.push(Arc::new(sub), &st);
                 levels.push((child, entries));

@@ -191,7 +191,40 @@ fn list_reports_every_checkpoint_oldest_first() {
     assert_eq!((got[1].files, got[1].bytes, got[1].new_bytes, got[1].created_ms), (2, 8, Some(0), two.created_ms));
     assert_eq!((got[2].files, got[2].bytes, got[2].new_bytes), (2, 8, None));
     assert!(got[2].created_ms >= two.created_ms);
+    // The owner record of an older version names the directory but counts nothing: counted.
+    let m = std::fs::metadata(cps.join("foreign")).unwrap();
+    let old = format!("procvisor checkpoint owner\nid={}\ndev={}\nino={}\n", hex("sb"), m.dev(), m.ino());
+    std::fs::write(owner_file(&cps, "foreign"), old).unwrap();
+    assert_eq!(list(&cps).unwrap()[2], got[2]);
     delete(&cps, "one").unwrap();
     assert_eq!(list(&cps).unwrap().len(), 2);
+    remove_tree(&base).unwrap();
+}
+
+#[test]
+fn a_restore_in_place_never_removes_what_is_mounted_in_the_working_directory() {
+    if !is_root() {
+        eprintln!("skipped: mounting takes root");
+        return;
+    }
+    let base = tmp("mounted");
+    let (wd, cps) = (base.join("wd"), base.join(".checkpoints"));
+    std::fs::create_dir_all(&wd).unwrap();
+    std::fs::write(wd.join("f"), "f").unwrap();
+    capture(&wd, &cps, "box", None, 2).unwrap();
+    let mnt = wd.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if !Command::new("mount").args(["-t", "tmpfs", "none"]).arg(&mnt).status().is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no tmpfs could be mounted here");
+        remove_tree(&base).unwrap();
+        return;
+    }
+    std::fs::write(mnt.join("kept"), "on another filesystem").unwrap();
+    let err = restore_in_place(&cps, "box", &wd, 2).unwrap_err();
+    let kept = std::fs::read_to_string(mnt.join("kept"));
+    assert!(Command::new("umount").arg(&mnt).status().unwrap().success());
+    assert_eq!(err.os_code().as_deref(), Some("EXDEV"), "{err}");
+    assert!(err.to_string().ends_with("/wd/mnt'"), "{err}");
+    assert_eq!(kept.unwrap(), "on another filesystem");
     remove_tree(&base).unwrap();
 }
