@@ -1,5 +1,6 @@
 //! Copying one entry that is not a directory: a regular file's data, or a link as a link.
 
+use super::compare;
 use super::copy::{kind_of_mode, Job, Kind, Shared};
 use super::*;
 use std::ffi::CStr;
@@ -31,41 +32,59 @@ impl Shared<'_> {
         Ok(())
     }
 
-    /// Links the file from the previous capture when its record says the working file is the
-    /// very one captured then, unchanged since; true when it did. The link is checked to be the
-    /// inode the record names, so a checkpoint file put in place by anyone else is never taken.
-    fn link_unchanged(&self, job: &Job) -> bool {
-        let (Some(base_dir), Some(base)) = (&job.base_dir, self.base) else { return false };
-        let Some(entry) = base.get(job.rel.as_os_str().as_bytes()) else { return false };
-        let (sdir, ddir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd());
+    /// Links the file from the previous capture when that capture holds the same file: when its
+    /// record says the working file is the very one captured then, unchanged since, or else when
+    /// the two agree on size, mode and mtime and hold the same bytes (a file a restore copied back
+    /// is a new inode no record knows). True when it linked. The link is checked to be the inode
+    /// expected, so a checkpoint file put in place by anyone else is never taken.
+    fn link_unchanged(&self, job: &Job, buf: &mut Vec<u8>) -> bool {
+        let Some(base_dir) = &job.base_dir else { return false };
+        let (sdir, ddir, bdir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd(), base_dir.as_raw_fd());
         // Whatever fails here, the copy that follows does again and reports.
-        match sys::lstatat(sdir, &job.name) {
-            Ok(st) if entry.matches(&st) => {}
-            _ => return false,
-        }
-        if sys::linkat(base_dir.as_raw_fd(), &job.name, ddir, &job.name).is_err() {
+        let Ok(st) = sys::lstatat(sdir, &job.name) else { return false };
+        let vouched = self.base.and_then(|b| b.get(job.rel.as_os_str().as_bytes())).filter(|e| e.matches(&st));
+        #[allow(clippy::unnecessary_cast)]
+        let stored = match vouched {
+            Some(e) => e.stored,
+            None => match sys::lstatat(bdir, &job.name) {
+                Ok(theirs)
+                    if compare::same_outside(&st, &theirs)
+                        && compare::same_content((sdir, &job.name, &st), (bdir, &job.name, &theirs), buf)
+                            .unwrap_or(false) =>
+                {
+                    theirs.st_ino as u64
+                }
+                _ => return false,
+            },
+        };
+        if sys::linkat(bdir, &job.name, ddir, &job.name).is_err() {
             return false;
         }
         #[allow(clippy::unnecessary_cast)]
         match sys::lstatat(ddir, &job.name) {
-            Ok(l) if l.st_ino as u64 == entry.stored && l.st_size as u64 == entry.size => {}
+            Ok(l) if l.st_ino as u64 == stored && l.st_size == st.st_size => {}
             _ => {
                 let _ = sys::unlinkat(ddir, &job.name, 0);
                 return false;
             }
         }
         self.files.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(entry.size, Ordering::Relaxed);
+        self.bytes.fetch_add(st.st_size as u64, Ordering::Relaxed);
         self.linked.fetch_add(1, Ordering::Relaxed);
-        if let Some((entries, _)) = &self.record {
-            let key = job.rel.as_os_str().as_bytes().to_vec();
-            entries.lock().unwrap_or_else(|e| e.into_inner()).push((key, *entry));
+        match (vouched, &self.record) {
+            (Some(e), Some((entries, _))) => {
+                let key = job.rel.as_os_str().as_bytes().to_vec();
+                entries.lock().unwrap_or_else(|e| e.into_inner()).push((key, *e));
+            }
+            // Vouched for from now on only once its last change is old enough (see `note`).
+            (None, _) => self.note(&job.rel, &st, stored),
+            (Some(_), None) => {}
         }
         true
     }
 
     pub(super) fn copy_file(&self, job: &Job, buf: &mut Vec<u8>) -> Result<(), Fail> {
-        if self.link_unchanged(job) {
+        if self.link_unchanged(job, buf) {
             return Ok(());
         }
         self.copy_file_as(job, &job.name, buf).map(drop)

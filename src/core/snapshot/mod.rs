@@ -163,6 +163,7 @@ fn io_fail(e: std::io::Error, syscall: &'static str, path: &Path) -> Fail {
 
 mod catalog;
 mod checkpoint;
+mod compare;
 mod copy;
 mod files;
 mod prefetch;

@@ -9,6 +9,7 @@
 
 use super::catalog::{not_found, open_checkpoint};
 use super::checkpoint::resolved;
+use super::compare;
 use super::copy::{
     cstring, kind_of_dtype, kind_of_mode, name_path, on_threads, Batches, Job, Kind, Shared, PREFETCH_THREADS,
 };
@@ -56,10 +57,37 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
     };
     let known = record::read_entries(&owner_file(checkpoints, name), id);
     std::fs::create_dir_all(workdir).map_err(|e| io_fail(e, "mkdir", workdir).into_core(what()))?;
+    // Files found to hold the checkpoint's bytes are learned only for the working directory the
+    // record describes: the record is of its files.
+    let root = std::fs::metadata(workdir).map(|m| (m.dev(), m.ino())).ok();
+    let learns = known.is_some() && record::read_header(&owner_file(checkpoints, name)).is_some_and(|h| h.root == root);
     let ckpt = checkpoints.join(name);
-    let r = in_place(&ckpt, cfd, &cst, workdir, known.as_ref(), threads).map_err(|f| f.into_core(what()));
+    let r = in_place(&ckpt, cfd, &cst, workdir, known.as_ref(), learns, threads).map_err(|f| f.into_core(what()));
     drop(lock);
-    r
+    let (report, learned) = r?;
+    if !learned.is_empty() {
+        learn(checkpoints, name, id, learned);
+    }
+    Ok(report)
+}
+
+/// Adds to the record of checkpoint `name` the working files a restore found to hold its files'
+/// bytes (files an earlier restore copied back, new inodes that no record knew), so that the
+/// next restore leaves them alone without reading them. Under the exclusive lock, as a capture
+/// writes a record, and only while the checkpoint is still the directory restored from. A
+/// record that cannot be rewritten stays as it was: these files are then compared again.
+fn learn(checkpoints: &Path, name: &str, id: (u64, u64), learned: record::Entries) {
+    let lock_file = swap::lock_path(checkpoints, name);
+    let Ok(_lock) = swap::Lock::exclusive(&lock_file) else { return };
+    if open_checkpoint(checkpoints, name).map(|(_, now, _)| now) != Ok(id) {
+        return;
+    }
+    let path = owner_file(checkpoints, name);
+    let (Some(header), Some(mut entries)) = (record::read_header(&path), record::read_entries(&path, id)) else {
+        return;
+    };
+    entries.extend(learned);
+    let _ = record::write(checkpoints, name, &header, &entries.into_iter().collect());
 }
 
 /// One regular file of the checkpoint, and whether the working directory has an entry of that
@@ -75,13 +103,19 @@ fn in_place(
     cst: &libc::stat,
     workdir: &Path,
     known: Option<&Known>,
+    learns: bool,
     threads: usize,
-) -> Result<Report, Fail> {
+) -> Result<(Report, record::Entries), Fail> {
     let started = Instant::now();
     let wfd = sys::openat(libc::AT_FDCWD, &cstring(workdir)?, libc::O_RDONLY | libc::O_DIRECTORY, 0)
         .map_err(|e| Fail::new(e, "open", workdir))?;
     let wfd = Arc::new(wfd);
-    let shared = Shared::new(ckpt, workdir);
+    let mut shared = Shared::new(ckpt, workdir);
+    if learns {
+        // The clock of the files' times, and the margin a record needs (`record::SETTLED_NS`).
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
+        shared.record = Some((std::sync::Mutex::new(Vec::new()), now - record::SETTLED_NS));
+    }
     let mut dirs: Vec<DirMeta> = Vec::new();
     let mut removed = 0u64;
     // The walk reads two trees and copies little: both are read ahead of it (see `prefetch`).
@@ -104,7 +138,8 @@ fn in_place(
     let mut report = shared.finish(dirs.len() as u64)?;
     report.removed = removed;
     report.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-    Ok(report)
+    let learned = shared.record.map(|(m, _)| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    Ok((report, learned.unwrap_or_default()))
 }
 
 /// A name for a file copied beside the one it replaces; no checkpoint entry is expected to
@@ -301,21 +336,36 @@ fn replace(
     })
 }
 
-/// Makes the file of `f.job` in the working directory the checkpoint's: left alone where the
-/// record vouches for it, else copied whole.
+/// Makes the file of `f.job` in the working directory the checkpoint's: left alone where it is
+/// already (the record vouches for it, or it agrees with the checkpoint's file on size, mode and
+/// mtime and holds the same bytes, as a file an earlier restore copied back does), else copied
+/// whole.
 fn restore_file(shared: &Shared, known: Option<&Known>, f: &FileJob, buf: &mut Vec<u8>) -> Result<(), Fail> {
     let job = &f.job;
-    let wdir = job.dst_dir.as_raw_fd();
-    if let (true, Some(entry)) = (f.present, known.and_then(|k| k.get(job.rel.as_os_str().as_bytes()))) {
-        match sys::lstatat(wdir, &job.name).map(|st| entry.matches(&st)) {
-            Ok(true) => {
-                shared.files.fetch_add(1, Ordering::Relaxed);
-                shared.bytes.fetch_add(entry.size, Ordering::Relaxed);
-                shared.linked.fetch_add(1, Ordering::Relaxed);
-                return Ok(());
-            }
-            Ok(false) | Err(libc::ENOENT) => {}
-            Err(e) => return Err(Fail::new(e, "lstat", shared.dst(&job.rel))),
+    let (cdir, wdir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd());
+    let ours = match f.present.then(|| sys::lstatat(wdir, &job.name)) {
+        Some(Ok(st)) => Some(st),
+        None | Some(Err(libc::ENOENT)) => None,
+        Some(Err(e)) => return Err(Fail::new(e, "lstat", shared.dst(&job.rel))),
+    };
+    if let Some(st) = ours {
+        let vouched = known.and_then(|k| k.get(job.rel.as_os_str().as_bytes())).is_some_and(|e| e.matches(&st));
+        // Whatever fails in the comparison, the copy that follows does again and reports.
+        let same = vouched
+            || sys::lstatat(cdir, &job.name).is_ok_and(|theirs| {
+                let same = compare::same_outside(&st, &theirs)
+                    && compare::same_content((wdir, &job.name, &st), (cdir, &job.name, &theirs), buf).unwrap_or(false);
+                if same {
+                    #[allow(clippy::unnecessary_cast)]
+                    shared.note(&job.rel, &st, theirs.st_ino as u64);
+                }
+                same
+            });
+        if same {
+            shared.files.fetch_add(1, Ordering::Relaxed);
+            shared.bytes.fetch_add(st.st_size as u64, Ordering::Relaxed);
+            shared.linked.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
         }
     }
     replace(shared, wdir, &job.name, &job.rel, |tmp| shared.copy_file_as(job, tmp, buf).map(drop))

@@ -122,9 +122,17 @@ fn a_checkpoint_without_a_record_is_restored_in_place_whole() {
     std::fs::create_dir(&full).unwrap();
     restore(&cps.join("theirs"), &full, 2).unwrap();
     mess_up(&wd);
+    let untouched = std::fs::symlink_metadata(wd.join("many/0")).unwrap();
     let report = restore_in_place(&cps, "theirs", &wd, 2).unwrap();
-    assert_eq!(report.unchanged, 0, "no record vouches for any file: each is copied");
     assert_same_tree(&full, &wd);
+    // No record vouches for any file; those that agree with the checkpoint's in size, mode,
+    // mtime and bytes are left alone all the same, the six that differ are copied.
+    assert_eq!(report.unchanged, report.files - 6);
+    let now = std::fs::symlink_metadata(wd.join("many/0")).unwrap();
+    assert_eq!(
+        (now.ino(), now.ctime(), now.ctime_nsec()),
+        (untouched.ino(), untouched.ctime(), untouched.ctime_nsec())
+    );
     remove_tree(&base).unwrap();
 }
 
@@ -226,5 +234,52 @@ fn a_restore_in_place_never_removes_what_is_mounted_in_the_working_directory() {
     assert_eq!(err.os_code().as_deref(), Some("EXDEV"), "{err}");
     assert!(err.to_string().ends_with("/wd/mnt'"), "{err}");
     assert_eq!(kept.unwrap(), "on another filesystem");
+    remove_tree(&base).unwrap();
+}
+
+#[test]
+fn a_file_a_restore_copied_back_is_neither_copied_again_nor_captured_again() {
+    let base = tmp("copied-back");
+    let (wd, cps) = (base.join("wd"), base.join(".checkpoints"));
+    working_tree(&wd, &base.join("outside"));
+    settle();
+    capture(&wd, &cps, "box", None, 2).unwrap();
+    for f in ["many/1", "many/2", "README"] {
+        std::fs::write(wd.join(f), "edited").unwrap();
+    }
+    let first = restore_in_place(&cps, "box", &wd, 2).unwrap();
+    assert_eq!(first.unchanged, first.files - 3);
+    let copied_back = std::fs::symlink_metadata(wd.join("many/1")).unwrap();
+
+    // New inodes no record knows: their bytes are compared with the checkpoint's.
+    let again = restore_in_place(&cps, "box", &wd, 2).unwrap();
+    assert_eq!((again.unchanged, again.new_bytes), (again.files, 0));
+    let now = std::fs::symlink_metadata(wd.join("many/1")).unwrap();
+    assert_eq!(
+        (now.ino(), now.ctime(), now.ctime_nsec()),
+        (copied_back.ino(), copied_back.ctime(), copied_back.ctime_nsec())
+    );
+    // Once their last change is old enough, a restore that compared them records them: the next
+    // one leaves them alone without reading them.
+    let m = std::fs::metadata(cps.join("box")).unwrap();
+    let recorded = || record::read_entries(&owner_file(&cps, "box"), (m.dev(), m.ino())).unwrap();
+    assert_ne!(recorded()[b"many/1".as_slice()].ino, copied_back.ino(), "too new to record");
+    settle();
+    restore_in_place(&cps, "box", &wd, 2).unwrap();
+    assert_eq!(recorded()[b"many/1".as_slice()].ino, copied_back.ino());
+    assert_eq!(recorded().len() as u64, first.files);
+    let two = capture(&wd, &cps, "two", None, 2).unwrap();
+    assert_eq!((two.unchanged, two.new_bytes), (two.files, 0), "shared with the capture they were copied from");
+    assert_eq!(super::digest::ino(&cps.join("two/many/1")), super::digest::ino(&cps.join("box/many/1")));
+
+    // The same size, mode and mtime but other bytes: copied.
+    std::fs::write(wd.join("many/1"), "X").unwrap();
+    set_mtime(&wd.join("many/1"), copied_back.mtime(), copied_back.mtime_nsec());
+    let three = capture(&wd, &cps, "three", None, 2).unwrap();
+    assert_eq!(three.unchanged, three.files - 1);
+    assert_eq!(std::fs::read(cps.join("three/many/1")).unwrap(), b"X");
+    let back = restore_in_place(&cps, "box", &wd, 2).unwrap();
+    assert_eq!(back.unchanged, back.files - 1);
+    assert_eq!(std::fs::read(wd.join("many/1")).unwrap(), b"1".repeat(2));
     remove_tree(&base).unwrap();
 }
