@@ -166,15 +166,28 @@ describe('persistent sandboxes against misbehaving clients', () => {
       assert.equal(alive(supervisor), true, `the supervisor lives on after ${what}`)
       assert.equal(alive(Number(pid)), true, `its process lives on after ${what}`)
     }
-    // Credit for a stream that is not open, or more than the window: no answer, nothing broken.
+    // Credit for a stream that is not open (closed since, say): no answer, nothing broken.
     const c = await raw(socketPath).hello()
     c.send(protocol.credit(77, 100))
-    c.send(protocol.credit(0, 0xffffffff))
     c.send({ t: 'call', id: 40, op: 'list' })
     const listed = await c.next()
     assert.equal(listed.id, 40)
     assert.deepEqual(listed.value.map((p) => p.pid), [pid])
-    c.socket.destroy()
+    // Credit past the window, for the output or a log stream: a client that does not count what
+    // it reads is told so, then disconnected.
+    c.send({ t: 'call', id: 41, op: 'logsOpen', args: { pid, options: { follow: true } } })
+    const opened = await c.next()
+    assert.equal(opened.id, 41)
+    for (const [stream, n] of [[0, 0xffffffff], [0, 1], [opened.value, 1]]) {
+      const d = stream === opened.value ? c : await raw(socketPath).hello()
+      d.send(protocol.credit(stream, n))
+      const refused = await d.next()
+      assert.equal(refused.t, 'refused', `credit of ${n} for stream ${stream}: ${JSON.stringify(refused).slice(0, 200)}`)
+      assert.equal(refused.code, 'SANDBOX_PROTOCOL_MISMATCH')
+      assert.match(refused.message, /credit of \d+ bytes for stream \d+/)
+      assert.equal(await d.next(), 'closed')
+      assert.equal(alive(supervisor), true)
+    }
     // The first client was never disturbed.
     const echo = await sb.processes.spawn('echo still here')
     assert.equal((await echo.wait()).stdout, 'still here\n')
@@ -229,10 +242,9 @@ describe('persistent sandboxes against misbehaving clients', () => {
     const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${supervisor}/status`, 'utf8'))[1]) / 1024
     const start = rss()
     const c = await raw(socketPath).hello()
-    // 169 MB of output to a client that reads nothing more after the spawn's reply, though it
-    // said it could take 4 GiB: what it is owed never goes past one window.
+    // 169 MB of output to a client that reads nothing more after the spawn's reply: what it is
+    // owed never goes past one window.
     const lines = 20_000_000
-    c.send(protocol.credit(0, 0xffffffff))
     c.send({ t: 'call', id: 1, op: 'spawn', args: { command: `seq 1 ${lines}`, env: { PATH: process.env.PATH } } })
     const reply = await c.next()
     c.socket.pause()

@@ -17,9 +17,16 @@ const REFUSAL_GRACE_MS = 1000
 /**
  * Bytes of replies queued for a client past which its next calls are not read until it has read
  * what is queued: a client that asks and does not read cannot grow the supervisor's memory.
- * Output is bounded apart, by the client's credit (feed.js).
+ * Output is bounded apart, by the client's credit (feed.js) and OUTPUT_BOUND.
  */
 const CALLS_BOUND = 8 * 1024 * 1024
+/**
+ * Bytes queued on a client's socket past which no output is written to it, whatever its credit
+ * says: its credit bounds each stream (one window each), not their sum, and a client that opens
+ * many log streams and reads none of them would otherwise cost a window apiece. One window: a
+ * client that reads has the rest of it in the kernel's buffer and never waits on this.
+ */
+const OUTPUT_BOUND = protocol.WINDOW
 /**
  * Bytes queued for a client past which it is disconnected: replies it asked for and does not
  * read. Above the largest single reply (a JavaScript string holds at most 512 MiB).
@@ -55,16 +62,27 @@ class Client {
      */
     this.outbox = []
     this.outboxBytes = 0
-    socket.on('drain', () => this.flush())
+    socket.on('drain', () => {
+      this.feed.drained = true
+      this.flush()
+    })
   }
 
   queued() {
     return this.socket.writableLength + this.outboxBytes
   }
 
-  /** Whether output may be written now: not while a reply in parts is under way (it goes first). */
+  /** Whether anything is still written to this client. */
+  open() {
+    return !this.socket.destroyed && !this.refused
+  }
+
+  /**
+   * Whether output may be written now: not while a reply in parts is under way (it goes first),
+   * nor while the client has not read what is queued ('drain' goes on).
+   */
   writable() {
-    return this.outbox.length === 0 && !this.socket.destroyed && !this.refused
+    return this.outbox.length === 0 && this.socket.writableLength < OUTPUT_BOUND && this.open()
   }
 
   send(message) {
@@ -81,7 +99,8 @@ class Client {
 
   /** An OUT frame: `size` bytes of `stream` of process `pid`, in the Buffers `data`. */
   writeOut(pid, stream, data, size) {
-    if (!this.writable()) return
+    // Not `writable()`: the runs of one take go whole, once the feed found the client writable.
+    if (!this.open()) return
     // Not held for the end of the turn: a flood goes out as it is taken, while the client reads.
     this.socket.cork()
     this.socket.write(protocol.outHead(pid, stream, size))
@@ -154,10 +173,21 @@ class Client {
     }
   }
 
-  /** A CREDIT frame: more bytes for the output (stream 0) or for one log stream. */
+  /**
+   * A CREDIT frame: more bytes for the output (stream 0) or for one log stream. A client gives
+   * back what it read, so what it is owed never passes the window: credit past it is a client
+   * that does not count what it reads, and is told so and disconnected.
+   */
   credit(m) {
-    if (m.stream === 0) this.feed.grant(m.n)
-    else this.streams.get(m.stream)?.grant(m.n)
+    const to = m.stream === 0 ? this.feed : this.streams.get(m.stream)
+    // A stream closed since the client granted: nothing more is sent on it.
+    if (!to) return
+    if (m.n > protocol.WINDOW - to.credit) {
+      const owed = Math.max(0, protocol.WINDOW - to.credit)
+      const why = `credit of ${m.n} bytes for stream ${m.stream}, which was sent ${owed} bytes not given back yet`
+      return this.refuse(SANDBOX_PROTOCOL_MISMATCH, `${why}: a client grants the bytes it read, at most a window of ${protocol.WINDOW}`)
+    }
+    to.grant(m.n)
   }
 
   /** Tells the client why it is disconnected, then disconnects it; nothing it sends is read. */

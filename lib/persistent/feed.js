@@ -8,12 +8,13 @@
 // The producer waits for the clients that read, as it waits for a local `onStdout` listener: the
 // native log holds the process back while the slowest such client is more than half a log behind
 // (`setReaderHold` at that client's position), so a listener in another Node process gets every
-// byte, as one in this process would. A client that has used up its credit and granted none for
-// STALL_MS while output waits for it is no longer waited for: the process runs on, the log drops
-// what that client did not read, and once it reads again it is sent what the log still holds
-// from then on (the gap is what it missed), then the exit. Either way the supervisor holds at most
-// WINDOW bytes of output per client: what the client did not read stays in the native log, which
-// is bounded.
+// byte, as one in this process would. A client that cannot be sent more for STALL_MS while output
+// waits for it (its credit used up, or what was sent still unread on its socket) is no longer
+// waited for: the process runs on, the log drops what that client did not read, and once it
+// reads again it is sent what the log still holds from then on (the gap is what it missed), then
+// the exit. Either way the supervisor holds about WINDOW bytes of output per client, whatever it
+// grants and however many log streams it opens (connection.js): what the client did not read
+// stays in the native log, which is bounded.
 
 const protocol = require('./protocol')
 const { logEvents } = require('../process/observe')
@@ -54,9 +55,11 @@ class Feed {
     this.credit = protocol.WINDOW
     /** Subscribed processes (records) → { after: the log position sent up to, later }. */
     this.subs = new Map()
-    /** Processes no longer wait for this client (STALL_MS without credit). */
+    /** Processes no longer wait for this client (STALL_MS unable to take output, and not reading). */
     this.stalled = false
     this.timer = undefined
+    /** The client read all that was queued for it since the stall timer was armed. */
+    this.drained = false
   }
 
   /** Sends the output of `rec` after log position `after`, then its exit. */
@@ -80,21 +83,31 @@ class Feed {
     for (const rec of [...this.subs.keys()]) this.remove(rec)
   }
 
-  /** The client read `n` more bytes. More than the window is never owed to it. */
+  /** The client read `n` more bytes (never more than the window, which the connection checked). */
   grant(n) {
-    this.credit = Math.min(this.credit + n, protocol.WINDOW)
-    if (this.credit <= 0) return
-    clearTimeout(this.timer)
-    this.timer = undefined
-    if (this.stalled) {
-      this.stalled = false
-      for (const rec of this.subs.keys()) holdFor(rec)
-    }
+    this.credit += n
     this.resume()
   }
 
-  /** Goes on with every subscription (credit came, or the replies queued before output went out). */
+  /** Whether output can go to the client now. */
+  ready() {
+    return this.credit > 0 && this.client.writable()
+  }
+
+  /**
+   * Goes on with every subscription (credit came, the client read what was queued, or the
+   * replies queued before output went out). A client that can take output again is waited for
+   * again; one that only says so (credit it does not read) is not.
+   */
   resume() {
+    if (this.ready()) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+      if (this.stalled) {
+        this.stalled = false
+        for (const rec of this.subs.keys()) holdFor(rec)
+      }
+    }
     for (const [rec, sub] of this.subs) this.next(rec, sub)
   }
 
@@ -108,17 +121,15 @@ class Feed {
   }
 
   next(rec, sub) {
-    if (this.subs.get(rec) !== sub || !this.client.writable()) return
-    if (rec.result !== undefined && sub.after >= rec.finalSeq) return this.exit(rec)
+    if (this.subs.get(rec) !== sub || !this.client.open()) return
     const native = rec.core.native
     // Output after the end a Mastra handle reports (a child left behind) is not the handle's.
     const until = rec.result === undefined ? undefined : rec.finalSeq
     let taken = 0
     for (;;) {
-      if (this.credit <= 0) {
-        if (sub.after < native.lastSeq()) this.stall()
-        return
-      }
+      if (!this.client.writable()) return this.blocked(rec, sub)
+      if (rec.result !== undefined && sub.after >= rec.finalSeq) return this.exit(rec)
+      if (this.credit <= 0) return this.blocked(rec, sub)
       if (taken >= TURN_BYTES) return this.later(rec, sub)
       const take = native.takeOutput(sub.after, Math.min(this.credit, BATCH), until)
       // Nothing new: the process's wake-up (`woken`) comes with its next output or its end.
@@ -131,8 +142,12 @@ class Feed {
         taken += n
       }
       holdFor(rec)
-      if (rec.result !== undefined && sub.after >= rec.finalSeq) return this.exit(rec)
     }
+  }
+
+  /** Output of `rec` waits for a client that cannot take it now. */
+  blocked(rec, sub) {
+    if (sub.after < rec.core.native.lastSeq()) this.stall()
   }
 
   /** Goes on at the next turn of the event loop: other clients and calls get theirs first. */
@@ -150,6 +165,8 @@ class Feed {
     if (rec.note) {
       const note = Buffer.from(rec.note)
       this.client.writeOut(rec.pidNumber, 1, [note], note.length)
+      // The client counts it as output read, and gives it back as credit.
+      this.credit -= note.length
     }
     this.client.send({ t: 'event', pid: rec.pid, kind: 'exit', result: rec.result })
     // After the exit is on its way: letting go of the log (the hold, the wake-up) can wait.
@@ -158,9 +175,12 @@ class Feed {
 
   stall() {
     if (this.timer || this.stalled) return
+    this.drained = false
     this.timer = setTimeout(() => {
       this.timer = undefined
-      if (this.credit > 0) return
+      if (this.ready()) return
+      // Still reading what went before the output (a long reply in parts, say): waited for on.
+      if (this.drained) return this.stall()
       this.stalled = true
       for (const rec of this.subs.keys()) holdFor(rec)
     }, STALL_MS)
@@ -189,15 +209,16 @@ class LogStream {
   }
 
   grant(n) {
-    this.credit = Math.min(this.credit + n, protocol.WINDOW)
+    this.credit += n
     this.next()
   }
 
   next() {
-    if (this.done || !this.client.writable()) return
+    if (this.done) return
     const native = this.rec.core.native
     let sent = 0
-    while (this.credit > 0) {
+    // Checked at each batch: many streams of one client share what its socket may queue.
+    while (this.credit > 0 && this.client.writable()) {
       if (sent >= TURN_BYTES) {
         if (this.later) return
         this.later = true

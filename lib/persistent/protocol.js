@@ -9,7 +9,8 @@
 // - OUT (0x01): output of a process: stream (u8: 0 stdout, 1 stderr), pid (u32), then the bytes
 //   as the process wrote them: no JSON and no base64 around output.
 // - CREDIT (0x02): a client lets the supervisor send `n` (u32) more bytes of output (stream 0)
-//   or of one of its log streams (its id).
+//   or of one of its log streams (its id): the bytes it read of them, so that what it is owed
+//   never passes WINDOW. Credit past that is a protocol error, and ends the connection.
 // - BLOB (0x03): a JSON object (its length a u32) followed by the bytes of the Buffers it holds,
 //   each written in the JSON as `{ "$bin": [offset, length] }` into those bytes (stdin data,
 //   log events).

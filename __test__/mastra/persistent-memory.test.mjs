@@ -1,0 +1,159 @@
+// The supervisor's memory against clients that ask for more than they read: credit granted and
+// never used, log streams left unread, stdin for processes that never read it. Each hostile
+// client may cost the supervisor a bounded amount whatever it sends, while a client that reads
+// still gets every byte.
+import { afterEach, beforeEach, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import * as fs from 'node:fs'
+import * as net from 'node:net'
+import * as path from 'node:path'
+import { once } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { NativeLocalSandbox } from 'procvisor/mastra'
+import { alive, sleep, tempDir } from './helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const protocol = require('../../lib/persistent/protocol.js')
+const { attachments, encodeValue } = require('../../lib/persistent/values.js')
+const { Connection } = require('../../lib/persistent/client.js')
+
+const MiB = 1024 * 1024
+/** How far the supervisor's RSS may grow over its idle size under one hostile client. */
+const BUDGET_MIB = 64
+
+let tmp
+let made = []
+
+beforeEach(() => {
+  tmp = tempDir('procvisor-memory-')
+})
+
+afterEach(async () => {
+  for (const { sb, socketPath } of made.splice(0)) {
+    await sb._destroy().catch(() => {})
+    const conn = await Connection.open(socketPath).catch(() => null)
+    if (conn) await conn.call('shutdown').catch(() => {})
+  }
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+async function started() {
+  const id = `memory-${randomBytes(6).toString('hex')}`
+  const sb = new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 120_000, env: { PATH: process.env.PATH } })
+  await sb.start()
+  made.push({ sb, socketPath: sb._conn.socketPath })
+  // The idle size is that of a supervisor that has served a client that reads: a spawn, an exit
+  // and a flood of output, whose buffers the allocator keeps for the next. What a hostile client
+  // adds to that is what it costs.
+  assert.equal((await (await sb.processes.spawn('echo warm')).wait()).stdout, 'warm\n')
+  const warm = await flood(sb, 128 * MiB)
+  assert.equal(await warm.received(), 128 * MiB)
+  return { sb, socketPath: sb._conn.socketPath, supervisor: sb.supervisorPid }
+}
+
+const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
+
+/** The supervisor's RSS sampled every 20 ms until `stop()`, which gives the peak (MiB). */
+function sampler(pid) {
+  let peak = rssOf(pid)
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssOf(pid))
+    } catch {}
+  }, 20)
+  // A test that fails before stop() must not keep Node running.
+  timer.unref()
+  return {
+    stop() {
+      clearInterval(timer)
+      return Math.max(peak, rssOf(pid))
+    },
+  }
+}
+
+/** A client that greets, then reads nothing: `send` writes frames, `closed` settles when the supervisor ends it. */
+async function silent(socketPath) {
+  const socket = net.connect(socketPath)
+  socket.on('error', () => {})
+  await once(socket, 'connect')
+  const closed = new Promise((r) => socket.once('close', r))
+  socket.write(protocol.encode(protocol.hello()))
+  const frames = new protocol.FrameReader()
+  await new Promise((resolve) => {
+    const onData = (d) => {
+      if (frames.push(d).length === 0) return
+      socket.off('data', onData)
+      socket.pause()
+      resolve()
+    }
+    socket.on('data', onData)
+  })
+  let id = 1
+  return {
+    socket,
+    closed,
+    call(op, args) {
+      const att = attachments()
+      for (const p of protocol.encodeCall(id++, op, encodeValue(args, att), att)) socket.write(p)
+    },
+  }
+}
+
+/** A process of `bytes` bytes of output, all of which the well-behaved client must receive. */
+async function flood(sb, bytes) {
+  let got = 0
+  const h = await sb.processes.spawn(`head -c ${bytes} /dev/zero`, { maxRetainedBytes: 0, onStdout: (d) => (got += d.length) })
+  return {
+    pid: h.pid,
+    async received() {
+      assert.equal((await h.wait()).exitCode, 0)
+      return got
+    },
+  }
+}
+
+describe('the supervisor memory under a client that does not read', () => {
+  it('credit past the window ends that connection with a typed error; the supervisor stays within 64 MiB of idle', async (t) => {
+    const { sb, socketPath, supervisor } = await started()
+    const idle = rssOf(supervisor)
+    const rss = sampler(supervisor)
+    const hostile = await silent(socketPath)
+    hostile.call('spawn', { command: `head -c ${1024 * MiB} /dev/zero`, env: { PATH: process.env.PATH } })
+    const wanted = 256 * MiB
+    const good = await flood(sb, wanted)
+    // 4 GiB every 10 ms: the supervisor never owes a client more than its window.
+    const granting = setInterval(() => hostile.socket.write(protocol.credit(0, 0xffffffff)), 10)
+    const received = await good.received()
+    const ended = await Promise.race([hostile.closed.then(() => true), sleep(5000).then(() => false)])
+    clearInterval(granting)
+    const peak = rss.stop()
+    hostile.socket.destroy()
+    assert.equal(received, wanted, 'the client that reads got every byte')
+    t.diagnostic(`supervisor RSS: ${idle.toFixed(0)} MiB idle, ${peak.toFixed(0)} MiB at most`)
+    assert.ok(peak - idle < BUDGET_MIB, `the supervisor grew from ${idle.toFixed(0)} to ${peak.toFixed(0)} MiB`)
+    assert.equal(ended, true, 'the client that granted past the window was disconnected')
+    assert.equal(alive(supervisor), true)
+    assert.equal((await (await sb.processes.spawn('echo served')).wait()).stdout, 'served\n')
+  })
+
+  it('64 log streams followed and never read cost the supervisor at most 64 MiB over idle', async (t) => {
+    const { sb, socketPath, supervisor } = await started()
+    const idle = rssOf(supervisor)
+    const rss = sampler(supervisor)
+    const wanted = 512 * MiB
+    const good = await flood(sb, wanted)
+    const hostile = await silent(socketPath)
+    for (let i = 0; i < 64; i++) hostile.call('logsOpen', { pid: good.pid, options: { follow: true } })
+    const received = await good.received()
+    // The streams' events after the exit, had the supervisor gone on queuing them.
+    await sleep(500)
+    const peak = rss.stop()
+    hostile.socket.destroy()
+    assert.equal(received, wanted, 'the client that reads got every byte')
+    t.diagnostic(`supervisor RSS: ${idle.toFixed(0)} MiB idle, ${peak.toFixed(0)} MiB at most`)
+    assert.ok(peak - idle < BUDGET_MIB, `the supervisor grew from ${idle.toFixed(0)} to ${peak.toFixed(0)} MiB`)
+    assert.equal(alive(supervisor), true)
+    assert.equal((await (await sb.processes.spawn('echo served')).wait()).stdout, 'served\n')
+  })
+})
