@@ -8,7 +8,7 @@ import * as fs from 'node:fs'
 import * as net from 'node:net'
 import * as path from 'node:path'
 import { once } from 'node:events'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { alive, sleep, tempDir } from './helpers.mjs'
@@ -113,6 +113,13 @@ async function flood(sb, bytes) {
   }
 }
 
+/** `p`, or a rejection once `ms` have passed without it settling. */
+function within(p, ms, what) {
+  let timer
+  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
+}
+
 describe('the supervisor memory under a client that does not read', () => {
   it('credit past the window ends that connection with a typed error; the supervisor stays within 64 MiB of idle', async (t) => {
     const { sb, socketPath, supervisor } = await started()
@@ -155,5 +162,58 @@ describe('the supervisor memory under a client that does not read', () => {
     assert.ok(peak - idle < BUDGET_MIB, `the supervisor grew from ${idle.toFixed(0)} to ${peak.toFixed(0)} MiB`)
     assert.equal(alive(supervisor), true)
     assert.equal((await (await sb.processes.spawn('echo served')).wait()).stdout, 'served\n')
+  })
+
+  it('384 MiB of stdin calls for processes that never read: the supervisor stays within 64 MiB of idle, pipelined writes arrive whole and in order', async (t) => {
+    const { sb, socketPath, supervisor } = await started()
+    const wd = path.join(tmp, 'wd')
+    // 12 MiB for each of 32: under what one process's stdin may hold waiting (16 MiB).
+    const sleepers = await Promise.all(Array.from({ length: 32 }, () => sb.processes.spawn('sleep 300')))
+    const cat = await sb.processes.spawn('cat > piped.bin')
+    const idle = rssOf(supervisor)
+    const rss = sampler(supervisor)
+    const hostile = await silent(socketPath)
+    // One buffer sent 384 times: what this side holds stays 1 MiB.
+    const piece = randomBytes(MiB)
+    for (let i = 0; i < 384; i++) hostile.call('stdin', { pid: sleepers[i % 32].pid, data: piece })
+    // A client that sends its writes without awaiting them and reads nothing either: each is
+    // written, in the order sent.
+    const pipelined = await silent(socketPath)
+    const pieces = Array.from({ length: 96 }, (_, i) => Buffer.alloc(MiB, i))
+    for (const data of pieces) pipelined.call('stdin', { pid: cat.pid, data })
+    pipelined.call('closeStdin', { pid: cat.pid })
+    const wanted = 128 * MiB
+    const good = await flood(sb, wanted)
+    const received = await good.received()
+    assert.equal((await cat.wait()).exitCode, 0)
+    await sleep(500)
+    const peak = rss.stop()
+    const sha = (b) => createHash('sha256').update(b).digest('hex')
+    assert.equal(sha(fs.readFileSync(path.join(wd, 'piped.bin'))), sha(Buffer.concat(pieces)), 'the pipelined writes arrived whole and in order')
+    assert.equal(received, wanted, 'the client that reads got every byte')
+    t.diagnostic(`supervisor RSS: ${idle.toFixed(0)} MiB idle, ${peak.toFixed(0)} MiB at most`)
+    assert.ok(peak - idle < BUDGET_MIB, `the supervisor grew from ${idle.toFixed(0)} to ${peak.toFixed(0)} MiB`)
+    for (const p of sleepers) assert.equal(await p.kill(), true)
+    hostile.socket.destroy()
+    pipelined.socket.destroy()
+    assert.equal(alive(supervisor), true)
+    assert.equal((await (await sb.processes.spawn('echo served')).wait()).stdout, 'served\n')
+  })
+
+  it('writes waiting for processes that never read their stdin hold back only further writes: kills and other calls on the connection go on', async () => {
+    const { sb, supervisor } = await started()
+    const sleepers = await Promise.all(Array.from({ length: 12 }, () => sb.processes.spawn('sleep 300')))
+    // 12 processes sent 2 MiB each, not awaited: more than the input the supervisor holds for one client.
+    const writes = sleepers.map((p) => p.sendStdin(Buffer.alloc(2 * MiB, 'x')).then(() => 'written', (e) => e.code))
+    await sleep(500)
+    const listed = await within(sb.processes.list(), 5000, 'list')
+    assert.equal(listed.filter((p) => p.running).length, 12)
+    const echo = await within(sb.processes.spawn('echo served'), 5000, 'spawn')
+    assert.equal((await within(echo.wait(), 5000, 'wait')).stdout, 'served\n')
+    for (const p of sleepers) assert.equal(await within(p.kill(), 5000, 'kill'), true)
+    // Each write ends with its process: none of them was written, none is left waiting.
+    const ends = await within(Promise.all(writes), 5000, 'the writes')
+    assert.ok(ends.every((e) => typeof e === 'string' && e !== 'written'), JSON.stringify(ends))
+    assert.equal(alive(supervisor), true)
   })
 })

@@ -97,4 +97,17 @@ function resolve(ops, m, version) {
   return [ops[name], args]
 }
 
-module.exports = { CALLS, unanswerable, resolve }
+/**
+ * Bytes that call `name` gives a process to read (stdin, a terminal's keys): held by the
+ * supervisor until the process reads them, so bounded per client (protocol.INPUT_WINDOW).
+ */
+function inputBytes(name, args) {
+  if (name === 'stdin') return args.data.length
+  if (name === 'terminalCall' && args.method === 'write' && Array.isArray(args.args)) {
+    const data = args.args[0]
+    if (typeof data === 'string' || Buffer.isBuffer(data)) return data.length
+  }
+  return 0
+}
+
+module.exports = { CALLS, unanswerable, resolve, inputBytes }

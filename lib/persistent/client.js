@@ -13,6 +13,7 @@ const protocol = require('./protocol')
 const { attachments, encodeValue, decodeValue } = require('./values')
 const { Inbox, openLogs } = require('./inbox')
 const { ChunkReader } = require('./reader')
+const { InputGate } = require('./input')
 const { logPathOf } = require('./location')
 const { lockHeld } = require('./place')
 
@@ -72,6 +73,8 @@ class Connection extends EventEmitter {
     this.parts = new Map()
     /** Why the supervisor disconnected this client, when it said. */
     this.refusal = undefined
+    /** Stdin and terminal writes, held back past what the supervisor holds for a client. */
+    this.input = new InputGate()
   }
 
   /**

@@ -54,8 +54,10 @@ class Client {
     this.nextStream = 1
     /** The processes whose output and exit this client is sent. */
     this.feed = new Feed(this)
-    /** Not reading this client's calls until its replies are read. */
-    this.paused = false
+    /** Why this client's calls are not read now ('replies', 'input'); its socket is paused while any holds. */
+    this.unread = new Set()
+    /** Bytes of input of its calls that their processes have not read yet (protocol.INPUT_WINDOW). */
+    this.input = 0
     /**
      * Frames waiting behind a reply sent in parts (`{ id, body, at, count }`), which goes out a
      * part at a time as the client reads, so that it is never all queued at once.
@@ -125,10 +127,27 @@ class Client {
 
   check() {
     if (this.queued() > QUEUE_LIMIT) this.socket.destroy()
-    else if (this.queued() > CALLS_BOUND && !this.paused) {
-      this.paused = true
-      this.socket.pause()
-    }
+    else if (this.queued() > CALLS_BOUND) this.stopReading('replies')
+  }
+
+  stopReading(why) {
+    if (this.unread.size === 0) this.socket.pause()
+    this.unread.add(why)
+  }
+
+  goOnReading(why) {
+    if (this.unread.delete(why) && this.unread.size === 0) this.socket.resume()
+  }
+
+  /** A call with `n` bytes of input for a process: held, as far as this client goes, until written. */
+  inputStarted(n) {
+    this.input += n
+    if (this.input > protocol.INPUT_WINDOW) this.stopReading('input')
+  }
+
+  inputSettled(n) {
+    this.input -= n
+    if (this.input <= protocol.INPUT_WINDOW) this.goOnReading('input')
   }
 
   /** A reply: one frame, or parts when its body is larger than PART_BYTES. Throws if it cannot be encoded. */
@@ -163,10 +182,7 @@ class Client {
         this.socket.write(protocol.encode({ t: 'reply', id: item.id, parts: item.count }))
       }
     }
-    if (this.paused && this.queued() <= CALLS_BOUND / 2) {
-      this.paused = false
-      this.socket.resume()
-    }
+    if (this.queued() <= CALLS_BOUND / 2) this.goOnReading('replies')
     if (this.writable()) {
       this.feed.resume()
       for (const st of this.streams.values()) st.next()
@@ -254,7 +270,13 @@ async function serve(host, client, m) {
   let value
   try {
     const [op, args] = calls.resolve(host.ops, m, protocol.VERSION)
-    value = await op(client, args)
+    const input = calls.inputBytes(m.op, args)
+    client.inputStarted(input)
+    try {
+      value = await op(client, args)
+    } finally {
+      client.inputSettled(input)
+    }
   } catch (e) {
     if (m.quiet !== true) client.reply({ t: 'reply', id: m.id, error: protocol.fromError(e) })
     return

@@ -211,7 +211,7 @@ class RemoteProcessView {
       let at = 0
       do {
         const piece = bytes.subarray(at, at + STDIN_PIECE)
-        await this._conn.call('stdin', { pid: this._pid, data: piece })
+        await this._conn.input.run(piece.length, () => this._conn.call('stdin', { pid: this._pid, data: piece }))
         at += piece.length
       } while (at < bytes.length)
     })

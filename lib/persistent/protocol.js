@@ -36,6 +36,14 @@ const PART_BYTES = 1024 * 1024
  * what it starts with, and what it gives back as it reads. Also the first credit of a log stream.
  */
 const WINDOW = 8 * 1024 * 1024
+/**
+ * Bytes of input (stdin, a terminal's keys) a client may have in calls the supervisor has not yet
+ * answered. A write is answered once its process read it, so a process that never reads holds
+ * what it was sent: past this bound the supervisor reads no more of that client's calls until
+ * those writes are done, and procvisor's client holds its next writes back itself (input.js),
+ * so that its other calls never wait behind them.
+ */
+const INPUT_WINDOW = 4 * 1024 * 1024
 
 const KIND = Object.freeze({ JSON: 0x7b, OUT: 0x01, CREDIT: 0x02, BLOB: 0x03, PART: 0x04 })
 /** Length, kind, stream and pid before the bytes of an OUT frame. */
@@ -305,6 +313,7 @@ module.exports = {
   MAX_FRAME,
   PART_BYTES,
   WINDOW,
+  INPUT_WINDOW,
   KIND,
   OUT_HEAD,
   encode,

@@ -58,7 +58,7 @@ class RemoteTerminal {
       let at = 0
       do {
         const piece = bytes.subarray(at, at + WRITE_PIECE)
-        await this._call('write', piece)
+        await this._conn.input.run(piece.length, () => this._call('write', piece))
         at += piece.length
       } while (at < bytes.length)
     })

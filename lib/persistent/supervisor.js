@@ -205,7 +205,10 @@ const ops = Object.assign(Object.create(null), {
   async stdin(client, a) {
     const rec = recordOf(a.pid)
     stdinCheck(rec)
-    await rec.view.sendStdin(a.data)
+    const written = rec.view.sendStdin(a.data)
+    // The write took a copy: the frame's bytes need not wait for the process to read them.
+    a.data = undefined
+    await written
   },
 
   async closeStdin(client, a) {
