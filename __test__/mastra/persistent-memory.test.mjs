@@ -216,4 +216,25 @@ describe('the supervisor memory under a client that does not read', () => {
     assert.ok(ends.every((e) => typeof e === 'string' && e !== 'written'), JSON.stringify(ends))
     assert.equal(alive(supervisor), true)
   })
+
+  it('sendStdin of 1 MiB 384 times, not awaited, for a process that never reads: refused past 16 MiB as a local process is, nothing more held', async () => {
+    const { sb, supervisor } = await started()
+    const sleeper = await sb.processes.spawn('sleep 300')
+    const idle = rssOf(supervisor)
+    const rss = sampler(supervisor)
+    const piece = randomBytes(MiB)
+    const ends = Array(384).fill('waiting')
+    const writes = ends.map((_, i) => sleeper.sendStdin(piece).then(() => (ends[i] = 'written'), (e) => (ends[i] = e.code)))
+    await sleep(1000)
+    const count = (what) => ends.filter((e) => e === what).length
+    try {
+      assert.deepEqual({ waiting: count('waiting'), refused: count('PROCESS_STDIN_BACKLOG_FULL') }, { waiting: 16, refused: 368 })
+    } finally {
+      assert.equal(await sleeper.kill(), true)
+    }
+    await within(Promise.all(writes), 5000, 'the writes')
+    assert.equal(count('written'), 0)
+    assert.ok(rss.stop() - idle < BUDGET_MIB)
+    assert.equal(alive(supervisor), true)
+  })
 })

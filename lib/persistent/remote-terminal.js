@@ -9,6 +9,7 @@ const { binding } = require('../native/native')
 const { traceMethods } = require('../native/trace')
 const { abortable } = require('./handles')
 const { connectTerminal } = require('../faces/connect')
+const { inputSize, checkBacklog } = require('./input')
 
 /** Bytes typed per call: well under a frame's limit, whatever a write's size. */
 const WRITE_PIECE = 1024 * 1024
@@ -21,6 +22,8 @@ class RemoteTerminal {
     this._pid = info.pid
     /** Settles when the writes asked for so far are done: they go in call order. */
     this._writes = Promise.resolve()
+    /** Bytes of the writes asked for and not yet done. */
+    this._queued = 0
   }
 
   /** The id of this terminal in its sandbox (`sandbox.terminals.get(id)` in any Node process). */
@@ -47,13 +50,18 @@ class RemoteTerminal {
     return this._call('status')
   }
 
-  /** Types `data` (a string as UTF-8, or bytes) in pieces of 1 MiB; writes keep their order. */
+  /**
+   * Types `data` (a string as UTF-8, or bytes) in pieces of 1 MiB; writes keep their order.
+   * Refused, as a local terminal's, while earlier writes not yet done hold STDIN_BACKLOG bytes.
+   */
   async write(data) {
     if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
       throw errors.invalidOption('write takes a string or a Uint8Array')
     }
+    checkBacklog(this._pid, this._queued, inputSize(data))
     // A copy: what is typed is the data as it was at the call, however long the queue before it.
     const bytes = Buffer.from(data)
+    this._queued += bytes.length
     const run = this._writes.then(async () => {
       let at = 0
       do {
@@ -63,7 +71,11 @@ class RemoteTerminal {
       } while (at < bytes.length)
     })
     this._writes = run.catch(() => {})
-    await run
+    try {
+      await run
+    } finally {
+      this._queued -= bytes.length
+    }
   }
 
   resize(cols, rows) {
