@@ -1,6 +1,6 @@
 // Probes and shutdown on the Mastra face: `sandbox.processes.spawn(cmd, { readiness, liveness,
-// shutdown })`, whose probes run in procvisor's core and whose shutdown is how the sandbox's stop
-// ends the process.
+// shutdown })` in a local sandbox and in a persistent one, whose supervisor runs the probes and
+// ends the process through its shutdown when the sandbox stops.
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
@@ -44,7 +44,7 @@ function server(port, said) {
 }
 
 describe('probes and shutdown on the Mastra face', () => {
-  for (const persistent of [false]) {
+  for (const persistent of [false, true]) {
     it(`${persistent ? 'a persistent' : 'a local'} sandbox: readiness flips ready, and stop() ends the process through its shutdown`, async () => {
       const sb = make({ id: freshId(), persistent, timeoutMs: 60_000 })
       await sb.start()
@@ -58,6 +58,14 @@ describe('probes and shutdown on the Mastra face', () => {
       const events = (await collect(await h.nativeHandle.logs())).filter((e) => e.type === 'probe')
       assert.deepEqual(events.map((e) => [e.probe, e.ok]), [['readiness', true]])
       assert.match(events[0].reason, new RegExp(`GET http://localhost:${port}/ answered`))
+      if (persistent) {
+        // Through the supervisor, as from any attached Node process.
+        const other = await freePort()
+        const stopped = await sb.processes.spawn(server(other, `${said}-stopped`), { shutdown: {} })
+        await stopped.nativeHandle.waitForPort(other, { timeout: 15_000 })
+        assert.deepEqual(await stopped.nativeHandle.stop(), { code: 0, timedOut: false })
+        assert.equal(fs.readFileSync(`${said}-stopped`, 'utf8'), 'SIGTERM')
+      }
       await sb._stop()
       assert.equal(fs.readFileSync(said, 'utf8'), 'SIGTERM', 'the shutdown signal reached the server, which ended by itself')
       assert.equal((await h.wait()).exitCode, 0)

@@ -118,7 +118,7 @@ function attached(rec, client) {
 }
 
 /** The Processes API methods a client may call on a process's view. */
-const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'kill', 'resize'])
+const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'kill', 'resize'])
 
 /** The calls a client may make (checked by ./calls.js); no prototype, so no `constructor` or `__proto__`. */
 const ops = Object.assign(Object.create(null), {
@@ -156,7 +156,7 @@ const ops = Object.assign(Object.create(null), {
         return (this._view ||= new CoreProcessHandle(this.core))
       },
     }
-    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty, restart: a.restart }
+    const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty, restart: a.restart, readiness: a.readiness, liveness: a.liveness, shutdown: a.shutdown }
     const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
     // Held at the first byte from the launch on, as for a reader: the spawning client is sent
     // every byte from there, and the hold then follows the clients that read (feed.js).

@@ -96,6 +96,9 @@ const remote = {
       stdinMode: stdinModeOf(o.stdinMode),
       pty: o.pty,
       restart: o.restart,
+      readiness: o.readiness,
+      liveness: o.liveness,
+      shutdown: o.shutdown,
       maxRetainedBytes: toWire(o.maxRetainedBytes),
     }
     await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer, { spawned: true })))
