@@ -9,6 +9,7 @@ const { binding } = require('../native/native')
 const { listenersOf } = require('../process/core')
 const { handleResult } = require('../process/mastra-rules')
 const { traceMethods } = require('../native/trace')
+const { inputSize, checkBacklog } = require('./input')
 
 /** Bytes of stdin per call: well under a frame's limit, whatever a write's size. */
 const STDIN_PIECE = 1024 * 1024
@@ -54,6 +55,8 @@ class RemoteProcessView {
     this._writer = undefined
     /** Settles when the writes and EOF asked for so far are done: they go in call order. */
     this._stdinDone = Promise.resolve()
+    /** Bytes of the writes asked for and not yet done. */
+    this._stdinQueued = 0
   }
 
   get pid() {
@@ -207,18 +210,28 @@ class RemoteProcessView {
     return this._call('resize', cols, rows)
   }
 
-  /** Writes to stdin in pieces of 1 MiB, each written before the next is sent. */
+  /**
+   * Writes to stdin in pieces of 1 MiB, each written before the next is sent. Refused, as a local
+   * process's, while earlier writes not yet done hold STDIN_BACKLOG bytes.
+   */
   async sendStdin(data) {
+    // Before the copy: a refused write costs nothing.
+    checkBacklog(this._pid, this._stdinQueued, inputSize(data))
     // A copy: what is sent is the data as it was at the call, however long the queue before it.
     const bytes = Buffer.from(data)
-    return this._stdinInOrder(async () => {
-      let at = 0
-      do {
-        const piece = bytes.subarray(at, at + STDIN_PIECE)
-        await this._conn.input.run(piece.length, () => this._conn.call('stdin', { pid: this._pid, data: piece }))
-        at += piece.length
-      } while (at < bytes.length)
-    })
+    this._stdinQueued += bytes.length
+    try {
+      return await this._stdinInOrder(async () => {
+        let at = 0
+        do {
+          const piece = bytes.subarray(at, at + STDIN_PIECE)
+          await this._conn.input.run(piece.length, () => this._conn.call('stdin', { pid: this._pid, data: piece }))
+          at += piece.length
+        } while (at < bytes.length)
+      })
+    } finally {
+      this._stdinQueued -= bytes.length
+    }
   }
 
   async closeStdin() {
