@@ -142,13 +142,13 @@ impl NativeProcess {
         self.inner.id.clone()
     }
 
-    /// The OS pid of the root, which is also the process group id.
     /// Whether it runs on a pseudo-terminal (started with `pty`).
     #[napi(getter)]
     pub fn on_terminal(&self) -> bool {
         self.inner.on_terminal()
     }
 
+    /// The OS pid of the root, which is also the process group id.
     #[napi(getter)]
     pub fn pid(&self) -> u32 {
         self.inner.pid()
