@@ -243,6 +243,10 @@ fn walk(
                     Some(Err(e)) => return Err(Fail::new(e, "open", shared.dst(&rel))),
                 };
                 let ws_st = sys::fstat(ws.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;
+                if ws_st.st_dev != wst.st_dev {
+                    // A filesystem mounted there: what it holds is not the working directory's.
+                    return Err(Fail::new(libc::EXDEV, "open", shared.dst(&rel)));
+                }
                 if !tx.flush() {
                     return Ok(());
                 }

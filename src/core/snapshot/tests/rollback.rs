@@ -228,12 +228,22 @@ fn a_restore_in_place_never_removes_what_is_mounted_in_the_working_directory() {
         return;
     }
     std::fs::write(mnt.join("kept"), "on another filesystem").unwrap();
-    let err = restore_in_place(&cps, "box", &wd, 2).unwrap_err();
-    let kept = std::fs::read_to_string(mnt.join("kept"));
+    // Not in the checkpoint (an extra entry), then in it (a directory to restore into).
+    let not_in_it = restore_in_place(&cps, "box", &wd, 2).err();
+    let holder = base.join("holder");
+    std::fs::create_dir_all(holder.join("mnt")).unwrap();
+    std::fs::write(holder.join("f"), "f").unwrap();
+    capture(&holder, &cps, "with-mnt", None, 2).unwrap();
+    let in_it = restore_in_place(&cps, "with-mnt", &wd, 2).err();
+    let kept = std::fs::read_dir(&mnt).map(|d| d.count()).unwrap_or(0);
+    let content = std::fs::read_to_string(mnt.join("kept"));
     assert!(Command::new("umount").arg(&mnt).status().unwrap().success());
-    assert_eq!(err.os_code().as_deref(), Some("EXDEV"), "{err}");
-    assert!(err.to_string().ends_with("/wd/mnt'"), "{err}");
-    assert_eq!(kept.unwrap(), "on another filesystem");
+    for err in [not_in_it, in_it] {
+        let err = err.expect("the restore stops at the mount point");
+        assert_eq!(err.os_code().as_deref(), Some("EXDEV"), "{err}");
+        assert!(err.to_string().ends_with("/wd/mnt'"), "{err}");
+    }
+    assert_eq!((kept, content.unwrap().as_str()), (1, "on another filesystem"));
     remove_tree(&base).unwrap();
 }
 
