@@ -10,6 +10,7 @@ const crypto = require('node:crypto')
 const errors = require('../lib/native/errors.js')
 const { SandboxSnapshotError } = errors
 const { binding } = require('../lib/native/native.js')
+const { generatedCheckpointName: generatedName } = require('../lib/mastra/paths.js')
 
 /**
  * The longest checkpoint name made from an id, in bytes: with the prefixes and suffixes of the
@@ -131,11 +132,6 @@ function checkedName(name) {
   return name
 }
 
-/** The name of a capture that names none: when it was made (UTC), and 4 hex digits against a tie. */
-function generatedName() {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '')
-  return `checkpoint-${stamp}-${crypto.randomBytes(2).toString('hex')}`
-}
 
 /**
  * `sandbox.checkpoints`: named checkpoints of the working directory, in the sandbox's

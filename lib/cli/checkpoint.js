@@ -12,11 +12,7 @@ const { table, when } = require('./print')
 /** What each action takes after the sandbox: a name (required, optional) or none. */
 const ACTIONS = { ls: 'none', capture: 'optional', restore: 'required', rm: 'required' }
 
-/** The name of a capture that names none, as `sandbox.checkpoints.capture()` makes it: the time (UTC) and 4 hex digits. */
-function generatedName() {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '')
-  return `checkpoint-${stamp}-${require('node:crypto').randomBytes(2).toString('hex')}`
-}
+const { generatedCheckpointName: generatedName } = require('../mastra/paths')
 
 /** Where the sandbox's working directory and checkpoints are, from its supervisor. */
 async function placesOf(id) {

@@ -81,4 +81,13 @@ function commandCwd(wd, cwd) {
   return fromNode === wd || fromNode.startsWith(`${wd}${path.sep}`) ? fromNode : path.resolve(wd, cwd)
 }
 
-module.exports = { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd }
+/**
+ * The name of a checkpoint captured without one (`sandbox.checkpoints.capture()`, `procvisor
+ * checkpoint capture`): when it was made (UTC), and 4 hex digits against a tie.
+ */
+function generatedCheckpointName() {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '')
+  return `checkpoint-${stamp}-${require('node:crypto').randomBytes(2).toString('hex')}`
+}
+
+module.exports = { absoluteDirectory, absoluteCheckpoints, sandboxDirectory, commandCwd, generatedCheckpointName }
