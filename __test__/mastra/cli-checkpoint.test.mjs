@@ -9,7 +9,7 @@ import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { ROOT, alive, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, sweep } from './persistent-common.mjs'
+import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 import { treeDifference, treeDigest } from './tree-digest.mjs'
 
@@ -52,11 +52,10 @@ before(async () => {
   for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(wd, 'src', `f${i}.txt`), `file ${i}\n`)
   fs.mkdirSync(path.join(wd, 'empty'))
   fs.symlinkSync('src/f0.txt', path.join(wd, 'link'))
-  const c = child(
+  const c = startElsewhere(
     children,
-    `${IMPORT}const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, env: { PATH: process.env.PATH } })
-await sb.start()
-const s = await sb.processes.spawn('while true; do sleep 0.1; done')
+    { id, workingDirectory: wd },
+    `const s = await sb.processes.spawn('while true; do sleep 0.1; done')
 console.log(JSON.stringify({ pid: s.pid }))`,
   )
   server = Number((await c.first).pid)

@@ -9,7 +9,7 @@ import * as net from 'node:net'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { ROOT, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, socketFor, sweep } from './persistent-common.mjs'
+import { startElsewhere, freshId, socketFor, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
@@ -105,11 +105,10 @@ describe('procvisor against a supervisor that greets and then answers nothing', 
       await sweep(id)
       for (const c of children) c.kill('SIGKILL')
     })
-    const started = child(
+    const started = startElsewhere(
       children,
-      `${IMPORT}const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(path.join(tmp, id))}, persistent: true, env: { PATH: process.env.PATH } })
-await sb.start()
-const p = await sb.processes.spawn('echo first; sleep 2; echo second')
+      { id, workingDirectory: path.join(tmp, id) },
+      `const p = await sb.processes.spawn('echo first; sleep 2; echo second')
 console.log(JSON.stringify({ pid: p.pid }))`,
     )
     const { pid } = await started.first

@@ -7,7 +7,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, socketFor, sweep } from './persistent-common.mjs'
+import { startElsewhere, freshId, socketFor, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
@@ -32,12 +32,7 @@ function cli(...args) {
 async function startIn(id, script, options = '') {
   ids.push(id)
   const wd = path.join(tmp, id)
-  const c = child(
-    children,
-    `${IMPORT}const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, env: { PATH: process.env.PATH }${options} })
-await sb.start()
-${script}`,
-  )
+  const c = startElsewhere(children, { id, workingDirectory: wd, options }, script)
   const first = await c.first
   await c.exited
   return { ...first, wd }

@@ -37,6 +37,20 @@ export function child(children, code, { cwd = ROOT, env = process.env } = {}) {
   return { proc: p, first, exited: new Promise((r) => p.once('close', (code, signal) => r({ code, signal, err }))) }
 }
 
+/**
+ * Starts persistent sandbox `id` in `workingDirectory` from a Node process of its own, which runs
+ * `script` after start() (with `sb` in scope) and exits, the sandbox running on. `options` is
+ * more of the constructor's options, as source text (`, timeoutMs: 1000`).
+ */
+export function startElsewhere(children, { id, workingDirectory, options = '' }, script) {
+  return child(
+    children,
+    `${IMPORT}const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(workingDirectory)}, persistent: true, env: { PATH: process.env.PATH }${options} })
+await sb.start()
+${script}`,
+  )
+}
+
 /** The socket of sandbox `id` for a Node process with the environment `env`. */
 export const socketFor = (id, env = process.env) => location.socketPath(id, location.socketDirectory(env))
 

@@ -8,7 +8,7 @@ import * as http from 'node:http'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { ROOT, tempDir } from './helpers.mjs'
-import { IMPORT, child, freshId, sweep } from './persistent-common.mjs'
+import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 import { launchChromium, recordingPage, dropConnection, screenLines, screenShows } from './web-browser.mjs'
 
@@ -216,11 +216,10 @@ describe('the web view', () => {
       await sweep(id)
       for (const c of children) c.kill('SIGKILL')
     })
-    const started = child(
+    const started = startElsewhere(
       children,
-      `${IMPORT}const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(path.join(tmp, id))}, persistent: true, env: { PATH: process.env.PATH } })
-await sb.start()
-const p = await sb.processes.spawn('echo hello from elsewhere; sleep 60')
+      { id, workingDirectory: path.join(tmp, id) },
+      `const p = await sb.processes.spawn('echo hello from elsewhere; sleep 60')
 const sh = await sb.processes.spawn('bash --norc --noprofile -i', { pty: true, env: { PS1: '$ ', HISTFILE: '/dev/null' } })
 const t = await sb.terminals.create({ command: ['sh', '-i'], env: { PS1: '% ' } })
 console.log(JSON.stringify({ pid: p.pid, sh: sh.pid, terminal: t.id }))`,
