@@ -3,6 +3,8 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
+import * as os from 'node:os'
+import { afterEach, beforeEach } from 'node:test'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { ROOT } from './helpers.mjs'
@@ -49,6 +51,42 @@ export function startElsewhere(children, { id, workingDirectory, options = '' },
 await sb.start()
 ${script}`,
   )
+}
+
+/**
+ * Persistent sandboxes started in this Node process for the tests of one file, each destroyed
+ * after its test (and its supervisor shut down through a fresh connection, should the test have
+ * broken its own): `start()` resolves with the sandbox and the socket its client found.
+ */
+export function sandboxesPerTest(prefix) {
+  let tmp
+  const made = []
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), `procvisor-${prefix}-`))
+  })
+  afterEach(async () => {
+    for (const { sb, socketPath } of made.splice(0)) {
+      await sb._destroy().catch(() => {})
+      const conn = await Connection.open(socketPath).catch(() => null)
+      if (conn) await conn.call('shutdown').catch(() => {})
+    }
+    fs.rmSync(tmp, { recursive: true, force: true })
+  })
+  return {
+    /** This test's directory, made before it and removed after it. */
+    get dir() {
+      return tmp
+    },
+    async start(options = {}) {
+      const { NativeLocalSandbox } = await import('procvisor/mastra')
+      const id = `${prefix}-${randomBytes(6).toString('hex')}`
+      const sb = new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 120_000, ...options })
+      await sb.start()
+      const socketPath = sb._conn.socketPath
+      made.push({ sb, socketPath })
+      return { sb, socketPath }
+    },
+  }
 }
 
 /** The socket of sandbox `id` for a Node process with the environment `env`. */

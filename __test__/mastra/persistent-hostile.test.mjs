@@ -1,7 +1,7 @@
 // Persistent sandboxes against clients that misbehave: frames that are not what the protocol
 // says, clients that stop reading, data larger than a frame, waits given an aborted signal. The
 // supervisor must serve every other client on, its processes untouched.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as net from 'node:net'
@@ -10,36 +10,16 @@ import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox, SandboxProtocolError } from 'procvisor/mastra'
-import { ROOT, alive, tempDir } from './helpers.mjs'
+import { ROOT, alive } from './helpers.mjs'
+import { sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/protocol.js')
-const { Connection } = require('../../lib/persistent/client.js')
 
-let tmp
-let made = []
+const sandboxes = sandboxesPerTest('hostile')
 const freshId = () => `hostile-${randomBytes(6).toString('hex')}`
-
-beforeEach(() => {
-  tmp = tempDir('procvisor-hostile-')
-})
-
-afterEach(async () => {
-  for (const { sb, socketPath } of made.splice(0)) {
-    await sb._destroy().catch(() => {})
-    const conn = await Connection.open(socketPath).catch(() => null)
-    if (conn) await conn.call('shutdown').catch(() => {})
-  }
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
 /** A started persistent sandbox, and the socket its client found the supervisor on. */
-async function started() {
-  const sb = new NativeLocalSandbox({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 120_000 })
-  await sb.start()
-  made.push({ sb, socketPath: sb._conn.socketPath })
-  return { sb, socketPath: sb._conn.socketPath }
-}
+const started = () => sandboxes.start()
 
 /**
  * A client that speaks raw frames: `hello()` greets, `send()` writes a message or raw bytes,
@@ -198,7 +178,7 @@ describe('persistent sandboxes against misbehaving clients', () => {
   it('a remote wait given an aborted signal rejects at once and leaves no rejection behind to end Node', async () => {
     // In a Node process of its own: an unhandled rejection there exits it with code 1.
     const id = freshId()
-    const wd = path.join(tmp, 'wd')
+    const wd = path.join(sandboxes.dir, 'wd')
     const code = `
       import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}
       const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(wd)}, persistent: true, timeoutMs: 60000 })
@@ -282,7 +262,7 @@ describe('persistent sandboxes against misbehaving clients', () => {
 
   it('50 MiB of stdin and a 70 MiB reply cross the socket whole, and the connection stays up', async () => {
     const { sb } = await started()
-    const wd = path.join(tmp, 'wd')
+    const wd = path.join(sandboxes.dir, 'wd')
     const sha = (b) => createHash('sha256').update(b).digest('hex')
     // Over the 64 MiB of one frame once in base64: sent in pieces, in order.
     const data = randomBytes(50 * 1024 * 1024)

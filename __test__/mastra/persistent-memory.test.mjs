@@ -2,7 +2,7 @@
 // never used, log streams left unread, stdin for processes that never read it. Each hostile
 // client may cost the supervisor a bounded amount whatever it sends, while a client that reads
 // still gets every byte.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as net from 'node:net'
@@ -10,39 +10,21 @@ import * as path from 'node:path'
 import { once } from 'node:events'
 import { createHash, randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { NativeLocalSandbox } from 'procvisor/mastra'
-import { alive, sleep, tempDir } from './helpers.mjs'
+import { alive, sleep } from './helpers.mjs'
+import { sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/protocol.js')
 const { attachments, encodeValue } = require('../../lib/persistent/values.js')
-const { Connection } = require('../../lib/persistent/client.js')
 
 const MiB = 1024 * 1024
 /** How far the supervisor's RSS may grow over its idle size under one hostile client. */
 const BUDGET_MIB = 64
 
-let tmp
-let made = []
-
-beforeEach(() => {
-  tmp = tempDir('procvisor-memory-')
-})
-
-afterEach(async () => {
-  for (const { sb, socketPath } of made.splice(0)) {
-    await sb._destroy().catch(() => {})
-    const conn = await Connection.open(socketPath).catch(() => null)
-    if (conn) await conn.call('shutdown').catch(() => {})
-  }
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const sandboxes = sandboxesPerTest('memory')
 
 async function started() {
-  const id = `memory-${randomBytes(6).toString('hex')}`
-  const sb = new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 120_000, env: { PATH: process.env.PATH } })
-  await sb.start()
-  made.push({ sb, socketPath: sb._conn.socketPath })
+  const { sb } = await sandboxes.start({ env: { PATH: process.env.PATH } })
   // The idle size is that of a supervisor that has served a client that reads (a spawn, an exit,
   // a flood of output), at the most it reached doing so: whether the collector has given that
   // back yet is chance, and what a hostile client adds to it is what that client costs.
@@ -169,7 +151,7 @@ describe('the supervisor memory under a client that does not read', () => {
 
   it('384 MiB of stdin calls for processes that never read: the supervisor stays within 64 MiB of idle, pipelined writes arrive whole and in order', async (t) => {
     const { sb, socketPath, supervisor, idle: idleOf } = await started()
-    const wd = path.join(tmp, 'wd')
+    const wd = path.join(sandboxes.dir, 'wd')
     // 12 MiB for each of 32: under what one process's stdin may hold waiting (16 MiB).
     const sleepers = await Promise.all(Array.from({ length: 32 }, () => sb.processes.spawn('sleep 300')))
     const cat = await sb.processes.spawn('cat > piped.bin')
