@@ -188,4 +188,20 @@ export interface ProcessManagerOptions {
    * only. `'auto'` (default): `'cgroup'` where available, else `'process-group'`.
    */
   containment?: 'auto' | 'cgroup' | 'process-group'
+  /**
+   * A directory where every process of this manager also writes its output log, so that logs
+   * outlive the 1 MiB kept in memory: `<logDirectory>/<process id>.log` (stdout and stderr with
+   * their sequence numbers and timestamps, restart, probe and exit events), rotated at
+   * {@link logMaxBytes} to `.log.1`, `.log.2`… with {@link logKeep} files kept. `logs()` from the
+   * start or `since` a cursor that memory no longer holds reads on through the files without a
+   * gap or a repeat; older than the oldest kept file, it gets `truncated` first. Relative to
+   * {@link workingDirectory}; created if missing. Not a directory, or no file can be created in
+   * it: {@link InvalidProcessOptionError}. A write error later (a full disk) stops disk logging
+   * for that process only, with one note on stderr; the process and its output go on.
+   */
+  logDirectory?: string
+  /** The size in bytes at which a process's log file rotates: an integer from 4096; default 4 MiB. Needs {@link logDirectory}. */
+  logMaxBytes?: number
+  /** How many files of a process's log are kept, the current one included: an integer from 1 to 10,000; default 5. Needs {@link logDirectory}. */
+  logKeep?: number
 }

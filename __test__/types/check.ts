@@ -56,6 +56,12 @@ export async function processesApi(pm: ProcessManager): Promise<void> {
   void [text, bytes, exitCode, stream, s, code, r]
 }
 
+export function logFiles(): void {
+  new ProcessManager({ logDirectory: '/var/log/agent', logMaxBytes: 4 * 1024 * 1024, logKeep: 5 })
+  // @ts-expect-error logDirectory is a path
+  new ProcessManager({ logDirectory: true })
+}
+
 export async function containment(): Promise<void> {
   const pm = new ProcessManager({ containment: 'auto' })
   const mode: 'cgroup' | 'process-group' = pm.containment

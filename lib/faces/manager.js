@@ -26,11 +26,13 @@ const KEEP_EXITED = 64
  * environment layers and the working directory they resolve against. Only functions and
  * AbortSignals, which the native side cannot see, are checked here.
  */
-function request(command, options, layers, cwd, containment) {
+function request(command, options, layers, cwd, containment, logFiles) {
   const env = [{ PATH: process.env.PATH }]
   // An empty layer changes nothing: left out, it costs the native side nothing to read.
   for (const l of layers) if (!isEmptyLayer(l)) env.push(l)
-  return { command, options, env, cwd, containment }
+  const req = { command, options, env, cwd, containment }
+  if (logFiles) req.logFiles = logFiles
+  return req
 }
 
 function closedError() {
@@ -45,7 +47,7 @@ function isEmptyLayer(layer) {
 
 class ProcessManager {
   /**
-   * @param {{ env?: Record<string, string | undefined>, workingDirectory?: string }} [options]
+   * @param {{ env?: Record<string, string | undefined>, workingDirectory?: string, logDirectory?: string, logMaxBytes?: number, logKeep?: number }} [options]
    */
   constructor(options) {
     // The native rules check the options and resolve the working directory.
@@ -55,6 +57,12 @@ class ProcessManager {
      * reaches descendants that left the process group) or 'process-group'.
      */
     this.containment = binding.resolveContainment(options ? options.containment : undefined)
+    /**
+     * @internal Where every process's log is also written, rotated by size: `{ directory,
+     * maxBytes, keep }`, or null. Checked (and the directory made) here, so that a bad one is
+     * refused before any process runs.
+     */
+    this._logFiles = binding.resolveLogFiles(options)
     /** The manager's env layer (its values are checked at each launch, where they are merged). */
     this.env = { ...(options && options.env) }
     /**
@@ -174,7 +182,7 @@ class ProcessManager {
       return Promise.reject(e)
     }
     // A chain rather than an `async` function, as `exec`.
-    return this._start('shell', request(command, options, [this.env], this.workingDirectory, this.containment), listeners, true).then(({ handle }) => {
+    return this._start('shell', request(command, options, [this.env], this.workingDirectory, this.containment, this._logFiles), listeners, true).then(({ handle }) => {
       if (o.abortSignal) {
         const signal = o.abortSignal
         if (signal.aborted) handle.kill()
@@ -230,7 +238,7 @@ class ProcessManager {
    */
   exec(command, options) {
     // A chain rather than an `async` function: two promises fewer on every launch's path.
-    return this._start('argv', request(command, options, [this.env], this.workingDirectory, this.containment), [], false).then((record) =>
+    return this._start('argv', request(command, options, [this.env], this.workingDirectory, this.containment, this._logFiles), [], false).then((record) =>
       this._view(record),
     )
   }
@@ -243,7 +251,7 @@ class ProcessManager {
    */
   async createTerminal(options) {
     this._assertOpen()
-    const record = await this._start('terminal', request(undefined, options, [this.env], this.workingDirectory, this.containment), [], false)
+    const record = await this._start('terminal', request(undefined, options, [this.env], this.workingDirectory, this.containment, this._logFiles), [], false)
     record.terminal = new Terminal(record.core)
     return record.terminal
   }

@@ -53,6 +53,31 @@ pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Resul
         .map_err(|e| js_error(env, e))
 }
 
+/// A manager's resolved log options: where its processes' logs are written and how they rotate.
+#[napi(object)]
+pub struct NativeLogFiles {
+    pub directory: String,
+    pub max_bytes: f64,
+    pub keep: u32,
+}
+
+/// Checks a manager's `logDirectory`, `logMaxBytes` and `logKeep` by the core's rules (creating
+/// the directory if missing); returns them resolved, or null without `logDirectory`.
+#[napi]
+pub fn resolve_log_files(env: &Env, options: Unknown<'_>) -> napi::Result<Option<NativeLogFiles>> {
+    let v = value_of(&options)?;
+    request::manager(&v, std::env::current_dir)
+        .and_then(|base| crate::core::output::disk::options(&v, &base))
+        .map(|files| {
+            files.map(|f| NativeLogFiles {
+                directory: f.directory.display().to_string(),
+                max_bytes: f.max_bytes as f64,
+                keep: f.keep as u32,
+            })
+        })
+        .map_err(|e| js_error(env, e))
+}
+
 /// How a manager contains its processes, from its `containment` option (`'auto'`, `'cgroup'`,
 /// `'process-group'`): `'cgroup'` or `'process-group'`. `'cgroup'` when this Node process has no
 /// cgroup to give is an InvalidProcessOptionError that says why.

@@ -56,9 +56,9 @@ pub(crate) fn value_of(v: &Unknown) -> napi::Result<Value> {
 
 /// The fields of a launch request, which the JS layer builds: read by name, where the generic walk
 /// lists the keys first and converts each name twice (a third of a launch call's native time).
-const REQUEST_FIELDS: [&str; 5] = ["command", "options", "env", "cwd", "containment"];
+const REQUEST_FIELDS: [&str; 6] = ["command", "options", "env", "cwd", "containment", "logFiles"];
 
-/// A launch request (`{ command, options, env, cwd, containment }`) as a `Value`: the object,
+/// A launch request (`{ command, options, env, cwd, containment, logFiles }`) as a `Value`: the object,
 /// or its JSON text where the JS layer found JSON faithful to it (`wire` in `lib/process/request-wire.js`): one
 /// string crosses instead of a walk of the object one napi call at a time, which took about
 /// 15 µs of the JS thread per launch.

@@ -85,6 +85,8 @@ pub struct SpawnSpec {
     pub probes: crate::core::launch::probes::Probes,
     /// How `close()`, a sandbox's stop and `stop()` end it; `None`: SIGKILL at once.
     pub shutdown: Option<crate::core::launch::probes::Shutdown>,
+    /// Where its log is also written, rotated by size (the manager's `logDirectory`).
+    pub log_files: Option<crate::core::output::disk::LogFiles>,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 1000;

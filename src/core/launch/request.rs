@@ -172,6 +172,7 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
         Value::String(c) if c == "cgroup" => Containment::Cgroup,
         _ => Containment::ProcessGroup,
     };
+    spec.log_files = crate::core::output::disk::resolved(req.get("logFiles"))?;
     spec.validate()?;
     Ok(Launch { spec, timeout: timeout.filter(|t| *t > 0.0) })
 }

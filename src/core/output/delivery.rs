@@ -220,6 +220,7 @@ impl Output {
             let ([listeners, lagging_reader], reader_at) = lagging;
             let lagging_reader = lagging_reader && !matches!(reader, ReaderWait::Never);
             if !listeners && !lagging_reader {
+                self.disk_backpressure().await;
                 return false;
             }
             if !listeners && matches!(reader, ReaderWait::ForAWhile) {
@@ -237,6 +238,21 @@ impl Output {
                 continue;
             }
             notified.await;
+        }
+    }
+
+    /// Waits while the disk writer has much queued: the queue stays bounded, and the child
+    /// waits as it would for a slow consumer.
+    async fn disk_backpressure(&self) {
+        let Some(disk) = &self.disk else { return };
+        loop {
+            let drained = disk.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if !disk.behind() {
+                return;
+            }
+            drained.await;
         }
     }
 }

@@ -184,6 +184,11 @@ impl OutputLog {
         self.next_seq - 1
     }
 
+    /// The event appended last: never evicted, so it is the one `append` just added.
+    pub fn newest(&self) -> Option<&LogEvent> {
+        self.events.back()
+    }
+
     pub fn first_retained_seq(&self) -> u64 {
         self.events.front().map(|e| e.seq).unwrap_or(self.next_seq)
     }

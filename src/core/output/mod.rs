@@ -2,7 +2,8 @@
 //! recycled blocks of memory: `block`), the text each stream retains for the Mastra view
 //! (`decoder`, `retained`, `text`), the one place a process's reads arrive (`process_output`),
 //! the consumers that must lose nothing, how output reaches them and the pipes lent to them
-//! (`consumers`, `delivery`, `loan`), and the cursors that name a position in the log (`cursor`).
+//! (`consumers`, `delivery`, `loan`), the cursors that name a position in the log (`cursor`),
+//! and the log's files for a manager with a log directory (`disk`, `disk_frame`, `disk_read`).
 //!
 //! May use: `error`, `exit` (the log's terminal event), `terminal` (a process on a terminal
 //! feeds its screen). It knows nothing of how the process runs: the supervisor pushes reads in
@@ -14,6 +15,9 @@ pub mod consumers;
 pub mod cursor;
 pub mod decoder;
 pub mod delivery;
+pub mod disk;
+mod disk_frame;
+mod disk_read;
 pub mod loan;
 pub mod log;
 pub mod pattern;

@@ -10,10 +10,11 @@
 use crate::core::output::block::{self, ReadBuf};
 use crate::core::output::consumers::Consumers;
 use crate::core::output::decoder::Utf8Decoder;
+use crate::core::output::disk::{DiskLog, LogFiles};
 use crate::core::output::log::{EventBody, LogRead, OutputLog, Stream};
 use crate::core::output::retained::RetainedText;
 use crate::core::terminal::screen::{Screen, Snapshot};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
@@ -33,6 +34,8 @@ pub struct Output {
     pub(super) consumers: Mutex<Consumers>,
     pub(super) seq: watch::Sender<u64>,
     pub(super) progress: Notify,
+    /// The log's files, when the manager has a log directory.
+    pub(super) disk: Option<Arc<DiskLog>>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,6 +61,26 @@ impl Output {
             consumers: Mutex::new(Consumers::default()),
             seq: watch::channel(0).0,
             progress: Notify::new(),
+            disk: None,
+        }
+    }
+
+    /// Also writes every event to files in `files.directory`, named after process `id`.
+    pub fn with_disk(mut self, files: Option<&LogFiles>, id: &str) -> Self {
+        self.disk = files.map(|f| DiskLog::new(f.clone(), id));
+        self
+    }
+
+    /// The log's files, when it has some.
+    pub fn disk(&self) -> Option<&Arc<DiskLog>> {
+        self.disk.as_ref()
+    }
+
+    /// Hands the event just appended to the disk writer, under the log's lock so that the files
+    /// keep the log's order.
+    fn to_disk(&self, t: &Texts) {
+        if let (Some(disk), Some(ev)) = (&self.disk, t.log.newest()) {
+            disk.push(ev);
         }
     }
 
@@ -92,7 +115,11 @@ impl Output {
                 let text = decoders[i].decode(data);
                 retained[i].push(&text);
             }
-            t.log.append(EventBody::Output(stream, chunk.clone()))
+            let seq = t.log.append(EventBody::Output(stream, chunk.clone()));
+            if seq.is_some() {
+                self.to_disk(&t);
+            }
+            seq
         };
         if let Some(seq) = seq {
             self.seq.send_replace(seq);
@@ -121,7 +148,14 @@ impl Output {
 
     /// Appends an event that is not output (a service's restart, or the terminal event).
     pub fn note(&self, body: EventBody) {
-        let seq = self.texts().log.append(body);
+        let seq = {
+            let mut t = self.texts();
+            let seq = t.log.append(body);
+            if seq.is_some() {
+                self.to_disk(&t);
+            }
+            seq
+        };
         if let Some(seq) = seq {
             self.seq.send_replace(seq);
             self.wake();
@@ -189,8 +223,22 @@ impl Output {
     }
 
     /// Events after `after`, waiting up to `wait` for at least one while the log is open.
-    /// Returns no events when the log is closed and read through, or on timeout.
+    /// Returns no events when the log is closed and read through, or on timeout. A position
+    /// the memory ring has evicted is read from the log's files, off the runtime's threads.
     pub async fn read(&self, after: u64, max_bytes: usize, wait: Option<Duration>) -> LogRead {
+        if let Some(disk) = &self.disk {
+            let first = self.texts().log.first_retained_seq();
+            if after + 1 < first {
+                let disk = disk.clone();
+                if let Ok(Some(read)) = tokio::task::spawn_blocking(move || disk.read_after(after, max_bytes)).await {
+                    // Files that keep less than the ring (small ones, or few) skip to what the
+                    // ring still has, not past it.
+                    if !read.truncated || read.events.first().is_some_and(|e| e.seq < first) {
+                        return read;
+                    }
+                }
+            }
+        }
         let mut rx = self.seq.subscribe();
         let deadline = wait.map(|d| Instant::now() + d);
         loop {

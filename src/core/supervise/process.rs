@@ -90,6 +90,13 @@ impl Process {
     /// Takes the stdin and the terminal out of `root`; its pipes of output stay for the readers.
     pub(crate) fn new(spec: &SpawnSpec, id: String, owner: u64, root: &mut Launched, cgroup: Option<Cgroup>) -> Self {
         let (pid, pidfd, stdin, terminal) = (root.pid, root.pidfd.clone(), root.stdin.take(), root.terminal.take());
+        let output = Output::new(
+            spec.log_max_bytes,
+            spec.log_max_events,
+            spec.retain_bytes,
+            spec.pty.as_ref().filter(|_| spec.screen).map(|p| (p.cols, p.rows)),
+        )
+        .with_disk(spec.log_files.as_ref(), &id);
         Process {
             id,
             pid: AtomicU32::new(pid),
@@ -105,12 +112,7 @@ impl Process {
             run_log_start: AtomicU64::new(0),
             run_started: Mutex::new(std::time::Instant::now()),
             root: Mutex::new(pidfd),
-            output: Output::new(
-                spec.log_max_bytes,
-                spec.log_max_events,
-                spec.retain_bytes,
-                spec.pty.as_ref().filter(|_| spec.screen).map(|p| (p.cols, p.rows)),
-            ),
+            output,
             state: watch::channel(State {
                 service: spec.restart.is_some(),
                 ready: spec.probes.readiness.as_ref().map(|_| false),

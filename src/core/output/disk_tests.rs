@@ -1,0 +1,108 @@
+use super::*;
+use crate::core::exit::ExitInfo;
+use crate::core::output::log::{EventBody, OutputLog, Stream};
+use bytes::Bytes;
+use std::time::{Duration, Instant};
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("procvisor-disk-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn written(disk: &DiskLog, seq: u64) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while disk.kept_lock().written < seq {
+        assert!(Instant::now() < until, "the writer did not reach {seq}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file() {
+    let d = dir("rotate");
+    let files = options(
+        &Value::Object(vec![
+            ("logDirectory".into(), Value::String(d.display().to_string())),
+            ("logMaxBytes".into(), Value::Number(8192.0)),
+            ("logKeep".into(), Value::Number(3.0)),
+        ]),
+        Path::new("/"),
+    )
+    .unwrap()
+    .unwrap();
+    let disk = DiskLog::new(files, "t1");
+    let mut log = OutputLog::new(4096, 10_000);
+    for i in 0..1000u32 {
+        let stream = if i % 3 == 0 { Stream::Stderr } else { Stream::Stdout };
+        log.append(EventBody::Output(stream, Bytes::from(format!("line {i:05}\n"))));
+        disk.push(log.newest().unwrap());
+    }
+    log.append(EventBody::Restart { attempt: 1, exit: ExitInfo { code: 3, signal: None, stop: None } });
+    disk.push(log.newest().unwrap());
+    written(&disk, 1001);
+    let mut names: Vec<String> =
+        std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["t1.log", "t1.log.1", "t1.log.2"]);
+    let oldest = disk.kept_lock().firsts[0];
+    assert!(oldest > 1, "nothing was rotated away");
+    // From the oldest kept event on, every event once, in order.
+    let mut after = oldest - 1;
+    let mut seen = Vec::new();
+    while let Some(read) = disk.read_after(after, 1000) {
+        assert!(!read.truncated);
+        for ev in &read.events {
+            seen.push(ev.clone());
+        }
+        after = read.next;
+    }
+    assert_eq!(after, 1001);
+    let seqs: Vec<u64> = seen.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (oldest..=1001).collect::<Vec<_>>());
+    assert_eq!(
+        seen[0].body,
+        EventBody::Output(
+            if (oldest - 1) % 3 == 0 { Stream::Stderr } else { Stream::Stdout },
+            Bytes::from(format!("line {:05}\n", oldest - 1))
+        )
+    );
+    assert!(matches!(seen.last().unwrap().body, EventBody::Restart { attempt: 1, exit: ExitInfo { code: 3, .. } }));
+    // Before the oldest kept file: truncated, from the oldest kept event.
+    let read = disk.read_after(0, 100).unwrap();
+    assert!(read.truncated);
+    assert_eq!(read.events[0].seq, oldest);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn refuses_a_file_a_missing_parent_made_of_a_file_and_bad_numbers() {
+    let d = dir("refuse");
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let opts = |v: Value| Value::Object(vec![("logDirectory".into(), v)]);
+    for bad in [
+        Value::String(file.display().to_string()),
+        Value::String(file.join("sub").display().to_string()),
+        Value::String(String::new()),
+        Value::Number(1.0),
+        Value::String("/proc/self".into()),
+    ] {
+        assert!(matches!(options(&opts(bad.clone()), &d), Err(CoreError::InvalidOption { .. })), "{bad:?} accepted");
+    }
+    let made = d.join("a/b");
+    assert_eq!(options(&opts(Value::String("a/b".into())), &d).unwrap().unwrap().directory, made);
+    assert!(made.is_dir());
+    let with = |k: &str, n: f64| {
+        Value::Object(vec![
+            ("logDirectory".into(), Value::String(made.display().to_string())),
+            (k.into(), Value::Number(n)),
+        ])
+    };
+    for (k, n) in [("logMaxBytes", 10.0), ("logMaxBytes", 1.5), ("logKeep", 0.0)] {
+        assert!(options(&with(k, n), &d).is_err(), "{k} {n} accepted");
+    }
+    assert!(options(&Value::Object(vec![("logKeep".into(), Value::Number(3.0))]), &d).is_err());
+    let _ = std::fs::remove_dir_all(&d);
+}
