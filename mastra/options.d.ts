@@ -64,6 +64,21 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * `InvalidProcessOptionError`. Default `false`: nothing outlives Node.
    */
   persistent?: boolean
+  /**
+   * A directory where every process of the sandbox (commands, spawned processes, terminals) also
+   * writes its output log, so that `nativeHandle.logs()` from the start, or `since` a cursor the
+   * 1 MiB kept in memory no longer holds, reads on through the files without a gap or a repeat:
+   * `<logDirectory>/<process id>.log`, rotated at {@link logMaxBytes} to `.log.1`, `.log.2`…
+   * with {@link logKeep} files kept (see `ProcessManagerOptions.logDirectory`). Relative to the
+   * working directory; created if missing. Not a directory, no file can be created in it, or
+   * given with `persistent` (whose supervisor keeps output in memory only):
+   * `InvalidProcessOptionError` from the constructor. A clone writes to the same directory.
+   */
+  logDirectory?: string
+  /** The size in bytes at which a process's log file rotates: an integer from 4096; default 4 MiB. */
+  logMaxBytes?: number
+  /** How many files of a process's log are kept, the current one included: 1 to 10,000; default 5. */
+  logKeep?: number
 }
 
 /**

@@ -7,6 +7,7 @@ const path = require('node:path')
 const crypto = require('node:crypto')
 const { checkId, MAX_ID_LENGTH } = require('../lib/persistent/location.js')
 const { binding } = require('../lib/native/native.js')
+const { invalidOption } = require('../lib/native/errors.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
@@ -46,6 +47,11 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       // checkpoints, the running-sandbox key) reads the same directory whatever the cwd becomes.
       const workingDirectory = absoluteDirectory('workingDirectory', o.workingDirectory)
       const checkpointsDirectory = absoluteCheckpoints(o.checkpointsDirectory)
+      // Checked, and made, before anything is built; relative to the sandbox's working directory.
+      const logFiles = binding.resolveLogFiles({ workingDirectory, logDirectory: o.logDirectory, logMaxBytes: o.logMaxBytes, logKeep: o.logKeep })
+      if (logFiles && lifecycle.persistent) {
+        throw invalidOption('logDirectory is not available to a persistent sandbox: its supervisor keeps the output in memory only')
+      }
       // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
       super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
       if (lifecycle.persistent) checkId(this.id)
@@ -58,6 +64,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       this.terminals = new SandboxTerminals(this)
       /** Named checkpoints of the working directory, captured incrementally and restored in place. */
       this.checkpoints = new SandboxCheckpoints(this)
+      /** @internal Where its processes' logs are also written (`logDirectory`), resolved, or null. */
+      this._logFiles = logFiles
       /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
       this._procvisorOptions = o
       this._timeoutMs = lifecycle.timeoutMs ?? undefined
@@ -257,6 +265,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
         ...(checkpointName !== undefined && { checkpointName }),
         ...(seedCheckpointName !== undefined && { seedCheckpointName }),
         checkpointsDirectory,
+        ...(this._logFiles && { logDirectory: this._logFiles.directory, logMaxBytes: this._logFiles.maxBytes, logKeep: this._logFiles.keep }),
         ...(this._timeoutMs !== undefined && { timeoutMs: this._timeoutMs }),
         ...(this._snapshotOnStop && { snapshotOnStop: true }),
         ...(this._persistent && { persistent: true }),

@@ -113,7 +113,7 @@ const local = {
       shutdown: o.shutdown,
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
-    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment())
+    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment(), manager.sandbox?._logFiles)
     handle._attach(new LocalProcess(await launch('shell', req, { command }, listeners)))
   },
 
@@ -131,7 +131,12 @@ const local = {
   async createTerminal(sandbox, spec) {
     const running = sandbox._running
     if (!running) throw new ProcessManagerClosedError(`sandbox ${sandbox.id} is ${sandbox.status}, not running; start() starts it`)
-    running.terminalManager ??= new ProcessManager({ workingDirectory: sandbox.workingDirectory, containment: 'auto' })
+    const logs = sandbox._logFiles
+    running.terminalManager ??= new ProcessManager({
+      workingDirectory: sandbox.workingDirectory,
+      containment: 'auto',
+      ...(logs && { logDirectory: logs.directory, logMaxBytes: logs.maxBytes, logKeep: logs.keep }),
+    })
     return running.terminalManager.createTerminal({ command: spec.argv, cwd: spec.cwd, env: spec.env, cols: spec.cols, rows: spec.rows })
   },
 
