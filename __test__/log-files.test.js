@@ -87,6 +87,31 @@ test('a cursor from the start of 50 MiB resumes through 4 MiB files: every line 
   }
 })
 
+test('a follower that falls behind a running flood reads on through files rotating under it, nothing lost', { timeout: 120_000 }, async () => {
+  const dir = tempDir('follow')
+  const pm = new procvisor.ProcessManager({ logDirectory: dir, logMaxBytes: MiB, logKeep: 64 })
+  try {
+    const p = await pm.exec(linesArgv(30 * MiB))
+    // Behind by more than the ring before it reads at all, and slower than the child after.
+    await new Promise((r) => setTimeout(r, 300))
+    const chunks = []
+    let n = 0
+    let truncated = 0
+    for await (const e of await p.logs({ follow: true })) {
+      if (e.type === 'truncated') truncated++
+      if (e.type === 'stdout') chunks.push(Buffer.from(e.data))
+      if (++n % 16 === 0) await new Promise((r) => setTimeout(r, 1))
+    }
+    assert.equal(truncated, 0)
+    const text = Buffer.concat(chunks).toString()
+    assert.equal(assertConsecutive(text, 1) * 103, text.length)
+    assert.ok(text.length >= 30 * MiB)
+  } finally {
+    await pm.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('rotation keeps logKeep files, and a cursor older than them gets truncated then goes on to the end', { timeout: 60_000 }, async () => {
   const dir = tempDir('rotate')
   const pm = new procvisor.ProcessManager({ logDirectory: dir, logMaxBytes: MiB, logKeep: 3 })

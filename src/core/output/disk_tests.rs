@@ -1,6 +1,6 @@
 use super::*;
-use crate::core::exit::ExitInfo;
-use crate::core::output::log::{EventBody, OutputLog, Stream};
+use crate::core::exit::{ExitInfo, StopReason};
+use crate::core::output::log::{EventBody, OutputLog, ProbeKind, Stream};
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 
@@ -38,9 +38,16 @@ fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file(
         log.append(EventBody::Output(stream, Bytes::from(format!("line {i:05}\n"))));
         disk.push(log.newest().unwrap());
     }
-    log.append(EventBody::Restart { attempt: 1, exit: ExitInfo { code: 3, signal: None, stop: None } });
-    disk.push(log.newest().unwrap());
-    written(&disk, 1001);
+    let ends = [
+        EventBody::Restart { attempt: 1, exit: ExitInfo { code: 3, signal: None, stop: None } },
+        EventBody::Probe { kind: ProbeKind::Liveness, ok: false, reason: "port 80: refused".into() },
+        EventBody::Exited(ExitInfo { code: 137, signal: Some(9), stop: Some(StopReason::Kill) }),
+    ];
+    for body in ends.clone() {
+        log.append(body);
+        disk.push(log.newest().unwrap());
+    }
+    written(&disk, 1003);
     let mut names: Vec<String> =
         std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
@@ -57,9 +64,9 @@ fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file(
         }
         after = read.next;
     }
-    assert_eq!(after, 1001);
+    assert_eq!(after, 1003);
     let seqs: Vec<u64> = seen.iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, (oldest..=1001).collect::<Vec<_>>());
+    assert_eq!(seqs, (oldest..=1003).collect::<Vec<_>>());
     assert_eq!(
         seen[0].body,
         EventBody::Output(
@@ -67,7 +74,8 @@ fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file(
             Bytes::from(format!("line {:05}\n", oldest - 1))
         )
     );
-    assert!(matches!(seen.last().unwrap().body, EventBody::Restart { attempt: 1, exit: ExitInfo { code: 3, .. } }));
+    let read_ends: Vec<EventBody> = seen[seen.len() - 3..].iter().map(|e| e.body.clone()).collect();
+    assert_eq!(read_ends, ends);
     // Before the oldest kept file: truncated, from the oldest kept event.
     let read = disk.read_after(0, 100).unwrap();
     assert!(read.truncated);
