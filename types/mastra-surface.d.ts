@@ -249,6 +249,8 @@ export declare class ProcessHandle {
   waitForPort(port: number, options?: WaitForPortOptions): Promise<void>
   /** {@link Process.stop} of this process: through its `shutdown`, resolving with the exit. */
   stop(): Promise<ProcessExit>
+  /** {@link Process.restart} of this process: a service's next run, now. */
+  restart(): Promise<ProcessStatus>
   /**
    * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
    * to its foreground job. `cols` and `rows` are integers 1–65535, else

@@ -399,6 +399,14 @@ export declare class Process {
    */
   stop(): Promise<ProcessExit>
   /**
+   * A service's next run, now: the current run is ended as a failed liveness probe ends it (its
+   * `shutdown` signal, else SIGTERM; SIGKILL after its timeout) without ending the service, and
+   * the next run starts at once, whatever the policy says of that exit, counted in `restarts`.
+   * Resolves with the status once it runs. Without `restart`: {@link InvalidProcessOptionError};
+   * after the end: {@link ProcessAlreadyExitedError}.
+   */
+  restart(): Promise<ProcessStatus>
+  /**
    * Sets the window size of the process's terminal (started with `pty`); the kernel sends SIGWINCH
    * to its foreground job. `cols` and `rows` are integers 1–65535, else
    * {@link InvalidProcessOptionError}; without a terminal {@link ProcessNoTerminalError}; after

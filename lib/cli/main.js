@@ -15,6 +15,12 @@ class UsageError extends Error {}
 /** setTimeout's longest delay. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1
 
+/** How long `start --ready-port` waits for the port unless --ready-timeout says otherwise. */
+const READY_MS = 60_000
+
+/** The restart policies `start --restart` takes (the API's `restart.policy`). */
+const POLICIES = ['always', 'on-failure']
+
 const COMMANDS = {
   ls: {
     usage: 'procvisor ls [--json]',
@@ -47,6 +53,45 @@ const COMMANDS = {
     positionals: ['sandbox', 'terminal'],
     options: {},
     run: (a, io) => require('./attach').attach(a, io),
+  },
+  start: {
+    usage: 'procvisor start <sandbox> [--restart always|on-failure] [--ready-port P [--ready-timeout MS]] [--pty] [--cwd DIR] [--env NAME=VALUE]... [--json] -- <command> [args...]',
+    about:
+      'Starts a process in a running sandbox: the command after `--`, run as it is given (no shell), in the working directory of the sandbox (or --cwd, ' +
+      'relative to here), with PATH and the --env values. Prints its pid (--json: {"pid","command"}). --restart makes it a service with that policy; ' +
+      '--pty runs it on a terminal (procvisor attach reaches it). --ready-port waits until 127.0.0.1:P accepts a connection (at most --ready-timeout MS, ' +
+      `default ${READY_MS}) and fails, with exit status 1, if the process exits first.`,
+    positionals: ['sandbox'],
+    argv: true,
+    options: {
+      restart: { type: 'string' },
+      'ready-port': { type: 'string' },
+      'ready-timeout': { type: 'string' },
+      pty: { type: 'boolean' },
+      cwd: { type: 'string' },
+      env: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+    },
+    run: (a, io) => require('./services').start(a, io),
+  },
+  restart: {
+    usage: 'procvisor restart <sandbox> <pid>',
+    about:
+      'Starts a new run of a service now: its current run is ended as its shutdown says (its signal, else SIGTERM; SIGKILL after its timeout), and the next ' +
+      'starts at once, whatever the policy says of that exit. The policy and the count stay, and the count goes up by one. A process started without ' +
+      'a restart policy has no next run: an error.',
+    positionals: ['sandbox', 'pid'],
+    options: {},
+    run: (a, io) => require('./services').restart(a, io),
+  },
+  describe: {
+    usage: 'procvisor describe <sandbox> <pid> [--json]',
+    about:
+      'Shows one process: its command, cwd, the names of its environment (not the values), state, uptime, restart policy, restarts, last exit, ' +
+      'probes and their verdicts, CPU time and memory peak.',
+    positionals: ['sandbox', 'pid'],
+    options: { json: { type: 'boolean' } },
+    run: (a, io) => require('./services').describe(a, io),
   },
   kill: {
     usage: 'procvisor kill <sandbox> <pid> [--signal NAME|NUMBER]',
@@ -121,12 +166,39 @@ function deadlineOf(given, env) {
   return ms
 }
 
+/** A number given on the command line, from `min` to `max`; UsageError for anything else. */
+function integerArg(value, name, min, max) {
+  const n = /^[0-9]{1,10}$/.test(value) ? Number(value) : NaN
+  if (!(n >= min && n <= max)) throw new UsageError(`${name} must be a number from ${min} to ${max}, not ${JSON.stringify(value)}`)
+  return n
+}
+
+/** The options of `start`, checked before anything runs. */
+function startArgs(args) {
+  if (args.restart !== undefined && !POLICIES.includes(args.restart)) throw new UsageError(`--restart must be ${POLICIES.join(' or ')}, not ${JSON.stringify(args.restart)}`)
+  if (args['ready-port'] !== undefined) args.readyPort = integerArg(args['ready-port'], '--ready-port', 1, 65535)
+  if (args['ready-timeout'] !== undefined && args.readyPort === undefined) throw new UsageError('--ready-timeout needs --ready-port')
+  args.readyTimeout = args['ready-timeout'] === undefined ? READY_MS : integerArg(args['ready-timeout'], '--ready-timeout', 1, MAX_TIMEOUT_MS)
+  if (args.env !== undefined) {
+    const env = {}
+    for (const pair of args.env) {
+      const at = pair.indexOf('=')
+      if (at < 1) throw new UsageError(`--env takes NAME=VALUE, not ${JSON.stringify(pair)}`)
+      env[pair.slice(0, at)] = pair.slice(at + 1)
+    }
+    args.env = env
+  }
+}
+
 /** The command and its arguments, checked; UsageError for anything else. */
 function parse(argv) {
-  const [name, ...rest] = argv
+  const [name, ...all] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { help: help() }
   const command = COMMANDS[name]
   if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}`)
+  // A command that runs a program takes it whole after `--`, its own options included.
+  const dashes = command.argv ? all.indexOf('--') : -1
+  const rest = dashes === -1 ? all : all.slice(0, dashes)
   let parsed
   try {
     parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' }, timeout: { type: 'string' } }, allowPositionals: true, strict: true })
@@ -134,6 +206,8 @@ function parse(argv) {
     throw new UsageError(`${e.message.split('\n')[0]}\nusage: ${command.usage}`)
   }
   if (parsed.values.help) return { help: commandHelp(command) }
+  const program = dashes === -1 ? [] : all.slice(dashes + 1)
+  if (command.argv && program.length === 0) throw new UsageError(`${name} needs the command to run after \`--\`\nusage: ${command.usage}`)
   const { positionals } = parsed
   const optional = command.optional ?? []
   if (positionals.length < command.positionals.length || positionals.length > command.positionals.length + optional.length) {
@@ -144,6 +218,10 @@ function parse(argv) {
   ;[...command.positionals, ...optional].forEach((p, i) => (args[p] = positionals[i]))
   if (args.pid !== undefined && !/^[1-9][0-9]*$/.test(args.pid)) throw new UsageError(`<pid> must be a process id (a positive integer), not ${JSON.stringify(args.pid)}`)
   if (args.signal !== undefined && /^[0-9]+$/.test(args.signal)) args.signal = Number(args.signal)
+  if (command.argv) {
+    args.argv = program
+    startArgs(args)
+  }
   if (name === 'logs') args.streams = new Set(args.stdout || args.stderr ? [args.stdout && 'stdout', args.stderr && 'stderr'].filter(Boolean) : ['stdout', 'stderr'])
   return { command, args }
 }

@@ -59,8 +59,20 @@ class ProcessView {
     this._core.check()
     return observe.stop(this._core.native)
   }
+
+  /**
+   * A service's next run, now: the current run is ended as a failed liveness probe ends it,
+   * without ending the service (a kill would), and the next starts at once, counted in
+   * `restarts`. Resolves with the status once it runs. A process without `restart`:
+   * InvalidProcessOptionError; one that has ended: ProcessAlreadyExitedError.
+   */
+  async restart() {
+    this._core.check()
+    await this._core.native.restartRun()
+    return observe.status(this._core)
+  }
 }
 
-traceMethods(ProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'resize', 'waitForPort', 'stop'])
+traceMethods(ProcessView, ['status', 'logs', 'output', 'waitForExit', 'waitForLog', 'resize', 'waitForPort', 'stop', 'restart'])
 
 module.exports = { ProcessView }

@@ -49,6 +49,7 @@ const CALLS = {
     maxRetainedBytes: 'retention?',
   },
   list: {},
+  describe: { pid: 'pid' },
   attach: { pid: 'pid' },
   unsubscribe: { pid: 'pid' },
   release: { pid: 'pid' },

@@ -200,6 +200,10 @@ class RemoteProcessView {
     return this._held(this._call('stop'))
   }
 
+  restart() {
+    return this._held(this._call('restart'))
+  }
+
   kill(signal) {
     if (signal === undefined) return this._call('kill')
     binding.checkSignal(signal)
@@ -250,6 +254,6 @@ class RemoteProcessView {
   }
 }
 
-traceMethods(RemoteProcessView, ['wait', 'status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'kill', 'resize', 'sendStdin', 'closeStdin'])
+traceMethods(RemoteProcessView, ['wait', 'status', 'logs', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'restart', 'kill', 'resize', 'sendStdin', 'closeStdin'])
 
 module.exports = { RemoteProcessView, abortable }

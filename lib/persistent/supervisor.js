@@ -118,7 +118,7 @@ function attached(rec, client) {
 }
 
 /** The Processes API methods a client may call on a process's view. */
-const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'kill', 'resize'])
+const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'restart', 'kill', 'resize'])
 
 /** The calls a client may make (checked by ./calls.js); no prototype, so no `constructor` or `__proto__`. */
 const ops = Object.assign(Object.create(null), {
@@ -158,6 +158,8 @@ const ops = Object.assign(Object.create(null), {
     }
     const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty, restart: a.restart, readiness: a.readiness, liveness: a.liveness, shutdown: a.shutdown }
     const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
+    // What `describe` says of how it was started: the names of its environment, never the values.
+    rec.started = { env: [...new Set(req.env.flatMap(Object.keys))].sort(), restart: a.restart, readiness: a.readiness, liveness: a.liveness, shutdown: a.shutdown, timeout: a.timeout }
     // Held at the first byte from the launch on, as for a reader: the spawning client is sent
     // every byte from there, and the hold then follows the clients that read (feed.js).
     rec.core = await launch('shell', req, { command: a.command }, [], true)
@@ -181,6 +183,12 @@ const ops = Object.assign(Object.create(null), {
   },
 
   list: () => [...records.values()].map(info),
+
+  /** How a process was started and how it is now, for a person (`procvisor describe`). */
+  describe: async (client, a) => {
+    const rec = recordOf(a.pid)
+    return { ...info(rec), ...rec.started, status: await rec.view.status() }
+  },
 
   attach: (client, a) => attached(recordOf(a.pid), client),
 

@@ -268,6 +268,22 @@ impl NativeProcess {
         self.inner.shutdown()
     }
 
+    /// Ends the current run of a service without ending the service (see the core's
+    /// `restart_run`); resolves with the state once the next run has started, or the service
+    /// has ended. Rejects for a process without a restart policy, and for one that has ended.
+    #[napi(ts_return_type = "Promise<NativeState>")]
+    pub fn restart_run<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeState>> {
+        let p = self.inner.clone();
+        promise(
+            env,
+            async move {
+                p.restart_run()?;
+                Ok(p.wait_next_run().await)
+            },
+            NativeState::from,
+        )
+    }
+
     /// How long a shutdown may take before its SIGKILL, in milliseconds (0 without `shutdown`).
     #[napi(getter)]
     pub fn shutdown_ms(&self) -> f64 {

@@ -49,10 +49,16 @@ pub(super) async fn backoff(
         return false;
     }
     p.output.note(EventBody::Restart { attempt, exit });
-    let until = Instant::now() + policy.gap(attempt);
+    // A run ended because someone asked for a new one: it is wanted now, not after a backoff.
+    let gap = if st.restart_asked { Duration::ZERO } else { policy.gap(attempt) };
+    let until = Instant::now() + gap;
     loop {
-        if changes.borrow_and_update().halt {
+        let now = changes.borrow_and_update().clone();
+        if now.halt {
             return false;
+        }
+        if now.restart_asked {
+            return true;
         }
         tokio::select! {
             _ = tokio::time::sleep_until(until) => return true,
@@ -110,9 +116,11 @@ pub(super) fn decide(policy: &RestartPolicy, s: &mut State, lasted: Duration) {
     if lasted.as_secs_f64() * 1000.0 >= policy.reset_after_ms {
         s.restarts = 0;
     }
-    let failed = s.unhealthy_end || s.outcome().is_some_and(|o| policy.wants(&o));
+    let asked = s.restart_asked;
+    let failed = asked || s.unhealthy_end || s.outcome().is_some_and(|o| policy.wants(&o));
     let wanted = s.stop.is_none() && !s.halt && failed;
-    s.restart_next = wanted && s.restarts < policy.max_restarts;
+    // `maxRestarts` bounds what the policy does on its own, not a restart someone asked for.
+    s.restart_next = wanted && (asked || s.restarts < policy.max_restarts);
     s.gave_up = wanted && !s.restart_next;
 }
 
@@ -135,6 +143,47 @@ pub(super) fn ends_service(signal: i32, intent: SignalIntent) -> bool {
 }
 
 impl Process {
+    /// Ends the current run of a service as a liveness failure ends it (its `shutdown` signal,
+    /// else SIGTERM; SIGKILL after its timeout, else the grace period) without ending the
+    /// service: the next run follows at once and counts as a restart. During a backoff it cuts
+    /// the wait short. A kill would end the service for good; this is the way to a new run.
+    pub fn restart_run(&self) -> Result<(), CoreError> {
+        let Some((spec, _)) = &self.service else {
+            return Err(CoreError::InvalidOption {
+                name: "restart".into(),
+                reason: format!("process {} was started without a restart policy, so it has no next run", self.pid()),
+            });
+        };
+        let (mut ended, mut running) = (None, false);
+        self.update(|s| {
+            if let Some(end) = s.done.or(s.finished) {
+                ended = Some(end.code);
+                return;
+            }
+            s.restart_asked = true;
+            running = !s.backoff && s.root_exit.is_none();
+        });
+        if let Some(code) = ended {
+            return Err(CoreError::AlreadyExited { pid: self.pid(), code });
+        }
+        if running {
+            let (signal, wait) = match self.shutdown {
+                Some(sd) => (sd.signal, Duration::from_millis(sd.timeout_ms)),
+                None => (libc::SIGTERM, Duration::from_millis(spec.grace_ms)),
+            };
+            self.kill_after(wait);
+            self.send(signal);
+        }
+        Ok(())
+    }
+
+    /// Waits until the run a `restart_run` asked for has started, or the service has ended.
+    pub async fn wait_next_run(&self) -> State {
+        let mut rx = self.subscribe_state();
+        let _ = rx.wait_for(|s| s.done.is_some() || (!s.restart_asked && !s.backoff && s.root_exit.is_none())).await;
+        self.state()
+    }
+
     /// A service's next run takes the place of the last one: its root, stdin, terminal and
     /// cgroup, and a lifecycle that starts again (the count, the policy's verdicts and a `halt`
     /// asked for meanwhile stay). Returns whether the service was halted meanwhile, so that the
@@ -165,6 +214,7 @@ impl Process {
             s.ready = s.ready.map(|_| false);
             s.healthy = s.healthy.map(|_| true);
             s.unhealthy_end = false;
+            s.restart_asked = false;
             s.kill_after = None;
             halted = s.halt;
         });

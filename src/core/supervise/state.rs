@@ -43,6 +43,9 @@ pub struct State {
     pub restart_next: bool,
     /// A kill, a timeout or a terminating signal: no run follows.
     pub halt: bool,
+    /// Someone asked for a new run now (`restart_run`): the current run's end brings the next at
+    /// once, whatever the policy says of that end and however many restarts it allows.
+    pub restart_asked: bool,
     /// A signal ended the service between two runs: its end is that signal's, and `last_exit`
     /// stays the last run's own.
     pub ended_between_runs: bool,
