@@ -21,7 +21,8 @@ const { ProcessManager } = require(${JSON.stringify(ROOT)})
     await new Promise((r) => setTimeout(r, 200))
     await h.kill()
     results.push({ command, settled: await pending })
-    // A later write is refused at once.
+    // Once the exit is known, a later write is refused at once.
+    await h.wait()
     results.at(-1).later = await h.sendStdin('x').then(() => 'resolved', (e) => e.code)
   }
   await pm.close()
