@@ -75,6 +75,8 @@ export declare class NativeProcessHandle extends ProcessHandle {
   constructor(options?: SpawnProcessOptions)
   /** The OS pid, in decimal (also the process group id). */
   readonly pid: string
+  /** The `name` it was spawned with, or `undefined`. */
+  readonly name: string | undefined
   /** `undefined` while running (and until all output was delivered), then the exit code. */
   readonly exitCode: number | undefined
   /** procvisor's API of the same process: see {@link NativeHandle}. */
@@ -186,6 +188,15 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
        * `ShutdownOptions`). Without it they send SIGKILL at once.
        */
       shutdown?: ShutdownOptions
+      /**
+       * procvisor extension: a name, unique among the sandbox's live processes (in a persistent
+       * sandbox, its supervisor's, whichever Node process spawned them): 1 to 64 characters of
+       * `A-Z a-z 0-9 . _ -`, not all digits. `InvalidProcessOptionError` for a bad one or one a
+       * running process holds, before anything runs; free again once that process has exited.
+       * `list()` entries have it (only when given), and `get(name)` / `kill(name)` find the
+       * process, as do the command line and the agent tools. A service keeps it across restarts.
+       */
+      name?: string
     },
   ): Promise<NativeProcessHandle>
   /**
@@ -203,12 +214,12 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * begins with the output the supervisor kept (the last `maxRetainedBytes` of each stream, 1 MiB
    * by default; the truncation counters start from zero), and `wait()`, `kill()`, `sendStdin()`,
    * `closeStdin()`, `reader` and `writer` work on it. `undefined` when the sandbox has no such
-   * process. Every handle has `nativeHandle`.
+   * process. Every handle has `nativeHandle`. `pid` may also be a process's `name`.
    */
   get(pid: string): Promise<NativeProcessHandle | undefined>
   /**
    * Mastra's kill: SIGKILL to the process, its exit waited for, the handle released; `false` for
-   * an unknown pid. procvisor extension: a `signal` ({@link ProcessSignal}) is sent instead; the
+   * an unknown pid. procvisor extensions: `pid` may be a process's `name`; a `signal` ({@link ProcessSignal}) is sent instead; the
    * exit is still waited for, so send a signal the process survives with `handle.kill(signal)`.
    */
   kill(pid: string, signal?: ProcessSignal): Promise<boolean>

@@ -44,6 +44,11 @@ function defineNativeProcessHandle(ProcessHandle) {
       return this._process ? this._process.pid : ''
     }
 
+    /** The `name` it was spawned with, or undefined. */
+    get name() {
+      return this._process?.name
+    }
+
     /** procvisor's own API of the same process (waitForPort, waitForLog, logs, signals). */
     get nativeHandle() {
       return this._process?.nativeHandle

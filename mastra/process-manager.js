@@ -9,6 +9,7 @@ const { binding } = require('../lib/native/native.js')
 const { sandboxDirectory, commandCwd } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { local } = require('./backends/local.js')
+const { NameTable } = require('../lib/process/names.js')
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
 function envStrings(env) {
@@ -60,6 +61,12 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       return this.__launching
     }
 
+    /** @internal The `name` option's table for the processes of this Node process (a persistent sandbox's supervisor keeps its own). */
+    get _names() {
+      this.__names ??= new NameTable((h) => h.exitCode === undefined)
+      return this.__names
+    }
+
     /** @internal Waits until no spawn is launching any more; each one settled is tracked, or failed. */
     async _launchesSettled() {
       while (this._launching.size > 0) await Promise.allSettled([...this._launching])
@@ -74,8 +81,9 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
     }
 
     /**
-     * A tracked handle; in a persistent sandbox, also a process that another Node process
-     * started (or this one, before a restart), with its retained output.
+     * A tracked handle, by pid or by the name it was spawned with; in a persistent sandbox, also
+     * a process that another Node process started (or this one, before a restart), with its
+     * retained output.
      */
     async get(pid) {
       return this._backend().get(this, pid)

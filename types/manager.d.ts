@@ -50,10 +50,13 @@ export declare class ProcessManager {
   spawn(command: string, options?: SpawnProcessOptions): Promise<ProcessHandle>
   /** Every tracked handle, running or exited (until released, killed through the manager, or read by `get` after exit). */
   list(): Promise<ProcessInfo[]>
-  /** The handle for `pid`, or `undefined`. The first `get` after exit returns it and forgets it. */
+  /**
+   * The handle for `pid` (or the process's `name`: the one that took it last), or `undefined`.
+   * The first `get` after exit returns it and forgets it.
+   */
   get(pid: string): Promise<ProcessHandle | undefined>
   /**
-   * SIGKILL (or `signal`, a {@link ProcessSignal}) to the group of `pid`, waits for the exit,
+   * SIGKILL (or `signal`, a {@link ProcessSignal}) to the group of `pid` (or name), waits for the exit,
    * forgets the handle. Resolves `true` if it was running, `false` if it had already exited (still
    * forgotten) or the pid is unknown. A bad `signal` rejects with {@link InvalidProcessSignalError}.
    * A signal the process survives leaves the call waiting for its exit: send those with
@@ -72,7 +75,7 @@ export declare class ProcessManager {
    */
   exec(command: ProcessCommand, options?: ExecOptions): Promise<Process>
   /**
-   * The process with this id (from `exec`, or {@link ProcessHandle.id} of a spawn), the same
+   * The process with this id (from `exec`, or {@link ProcessHandle.id} of a spawn) or `name`, the same
    * object every call, or `null` when unknown, no longer kept, or the manager is closed; never
    * throws for a missing one.
    */

@@ -91,12 +91,22 @@ export interface SpawnProcessOptions {
   liveness?: ProbeOptions
   /** How `kill()` without a signal, `close()` and `stop()` end it: a signal, then SIGKILL (see {@link ShutdownOptions}). */
   shutdown?: ShutdownOptions
+  /**
+   * A name for the process, unique among the manager's live processes: 1 to 64 characters of
+   * `A-Z a-z 0-9 . _ -`, not all digits (so it never reads as a pid). {@link InvalidProcessOptionError}
+   * for a bad one or one a running process holds (nothing is started); free again once that
+   * process has exited. Shown in `status()` and the listings, and accepted wherever its pid or id is
+   * (`get(name)`, `kill(name)`, `getProcess(name)`). A service keeps it across restarts.
+   */
+  name?: string
 }
 
 /** What {@link ProcessManager.list} returns per tracked handle. */
 export interface ProcessInfo {
   /** The OS pid, as a string. */
   pid: string
+  /** The `name` it was spawned with; absent when it was given none. */
+  name?: string
   /** The command string given to `spawn`. */
   command?: string
   /** `true` until the process has exited and its output is drained (until `exitCode` is set). */
@@ -164,6 +174,8 @@ export declare class ProcessHandle {
   readonly pid: string
   /** The id of this process in the Processes API (`getProcess(id)`, log cursors). */
   readonly id: string
+  /** The `name` it was spawned with, or `undefined`. */
+  readonly name: string | undefined
   /** `undefined` while running; the exit code once exited and drained (124 timeout, 128 signal). */
   readonly exitCode: number | undefined
   /** The command string (set by the manager; writable). */

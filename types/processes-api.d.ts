@@ -60,6 +60,14 @@ export interface ExecOptions {
   liveness?: ProbeOptions
   /** How `close()` and `stop()` end it: a signal, then SIGKILL (see {@link ShutdownOptions}). */
   shutdown?: ShutdownOptions
+  /**
+   * A name for the process, unique among the manager's live processes: 1 to 64 characters of
+   * `A-Z a-z 0-9 . _ -`, not all digits (so it never reads as a pid). {@link InvalidProcessOptionError}
+   * for a bad one or one a running process holds (nothing is started); free again once that
+   * process has exited. Shown in `status()` and the listings, and accepted wherever its pid or id is
+   * (`getProcess(name)`, and `get`/`kill` of a spawn). A service keeps it across restarts.
+   */
+  name?: string
 }
 
 /** How the root process ended (the outcome of the group is its root's). */
@@ -81,6 +89,8 @@ export interface ProcessExit {
 interface ProcessStatusBase {
   /** The process id in its manager ({@link Process.id}). */
   id: string
+  /** The `name` it was started with; absent when it was given none. */
+  name?: string
   /** The OS pid of the root (also its process group id). */
   pid: number
   /** The argv that was started; `['/bin/sh', '-c', command]` for a `spawn`. */
@@ -332,6 +342,8 @@ export declare class Process {
   private constructor()
   /** The process id in its manager: stable, the key of {@link ProcessManager.getProcess}, and named in its log cursors. */
   readonly id: string
+  /** The `name` it was started with, or `undefined`. */
+  readonly name: string | undefined
   /** The OS pid of the root (also its process group id). */
   readonly pid: number
   /**

@@ -284,7 +284,7 @@ console.log(JSON.stringify({ one: one.pid, two: two.pid, up: up.pid }))`,
     await startIn(id, `console.log('{}')`)
     const noPid = await cli('logs', id, '999999')
     assert.deepEqual([noPid.status, noPid.err], [1, `procvisor: sandbox ${id} has no process 999999 (procvisor ps ${id} lists them)\n`])
-    for (const args of [['frob'], ['ls', 'extra'], ['ps'], ['logs', id, 'abc'], ['kill', id, '1', '--bogus'], ['ls', '--json=1']]) {
+    for (const args of [['frob'], ['ls', 'extra'], ['ps'], ['logs', id, 'a/b'], ['kill', id, '1', '--bogus'], ['ls', '--json=1']]) {
       const r = await cli(...args)
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.err}`)
       assert.match(r.err, /^procvisor: /)

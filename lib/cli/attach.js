@@ -17,7 +17,9 @@ const DETACH = 0x1d
  * the output from the oldest byte the log still holds.
  */
 async function targetOf(conn, name) {
-  if (/^[1-9][0-9]*$/.test(name)) {
+  // A terminal's id first: a process's name is the other thing a word may be.
+  const isTerminal = !/^[1-9][0-9]*$/.test(name) && (await conn.call('terminalGet', { id: name })) !== null
+  if (!isTerminal) {
     const view = await processOf(conn, name)
     return { what: `process ${name}`, send: (b) => view.sendStdin(b), resize: (c, r) => view.resize(c, r), stream: (o) => view.logs(o) }
   }

@@ -56,7 +56,7 @@ async function ls(args, io) {
 /** One process as `ps --json` prints it: the Mastra face's pid, its state and its exit. */
 async function processRow(conn, listed) {
   const status = await new RemoteProcessView(conn, listed.pid).status()
-  const row = { pid: listed.pid, state: status.state, command: listed.command, startedAt: status.startedAt }
+  const row = { pid: listed.pid, ...(listed.name !== undefined && { name: listed.name }), state: status.state, command: listed.command, startedAt: status.startedAt }
   if (status.cpuTimeMs !== undefined) row.cpuTimeMs = status.cpuTimeMs
   // A service (started with `restart`): the runs so far, and whether it gave up.
   if (status.restarts !== undefined) row.restarts = status.restarts
@@ -80,13 +80,14 @@ async function ps(args, io) {
     } else {
       const rows = processes.map((p) => [
         p.pid,
+        p.name ?? '-',
         p.restarts ? `${p.state} (${p.restarts} ${p.restarts === 1 ? 'restart' : 'restarts'})` : p.state,
         when(p.startedAt),
         p.cpuTimeMs === undefined ? '-' : `${(p.cpuTimeMs / 1000).toFixed(2)}s`,
         p.exitCode === undefined ? '-' : String(p.exitCode),
         p.command,
       ])
-      if (rows.length > 0) io.out.write(table(['PID', 'STATE', 'STARTED', 'CPU', 'EXIT', 'COMMAND'], rows))
+      if (rows.length > 0) io.out.write(table(['PID', 'NAME', 'STATE', 'STARTED', 'CPU', 'EXIT', 'COMMAND'], rows))
       if (terminals.length > 0) io.out.write(`${rows.length > 0 ? '\n' : ''}${table(['TERMINAL', 'PID', 'STATE'], terminals.map((t) => [t.id, String(t.pid), t.state]))}`)
     }
   } finally {

@@ -8,6 +8,7 @@
 const { parseArgs } = require('node:util')
 const errors = require('../native/errors')
 const { CALL_MS, deadline } = require('./deadline')
+const { validName } = require('../process/names')
 
 /** A command line that does not say what to do: exit status 2. */
 class UsageError extends Error {}
@@ -31,13 +32,13 @@ const COMMANDS = {
   },
   ps: {
     usage: 'procvisor ps <sandbox> [--json]',
-    about: "Lists a sandbox's processes (pid, state, started, CPU time, exit code, command) and its terminals (id, pid, state).",
+    about: "Lists a sandbox's processes (pid, name, state, started, CPU time, exit code, command) and its terminals (id, pid, state).",
     positionals: ['sandbox'],
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./commands').ps(a, io),
   },
   logs: {
-    usage: 'procvisor logs <sandbox> <pid> [--follow] [--since CURSOR] [--stdout] [--stderr]',
+    usage: 'procvisor logs <sandbox> <pid|name> [--follow] [--since CURSOR] [--stdout] [--stderr]',
     about:
       "Prints a process's output bytes as they were written: stdout to stdout, stderr to stderr (--stdout or --stderr for one of them). " +
       '--follow goes on until the process ends or Ctrl-C. The last cursor is printed to stderr at the end (`cursor: …`); --since CURSOR resumes after it.',
@@ -48,7 +49,7 @@ const COMMANDS = {
   attach: {
     usage: 'procvisor attach <sandbox> <terminal>',
     about:
-      "Attaches this terminal to a sandbox's terminal (by its id), or to a process started with `pty` (by its pid): what you type goes to it, its screen comes here, " +
+      "Attaches this terminal to a sandbox's terminal (by its id), or to a process started with `pty` (by its pid or name): what you type goes to it, its screen comes here, " +
       'and the window size follows yours. Ctrl-] detaches and leaves the program running.',
     positionals: ['sandbox', 'terminal'],
     options: {},
@@ -94,7 +95,7 @@ const COMMANDS = {
     run: (a, io) => require('./services').describe(a, io),
   },
   kill: {
-    usage: 'procvisor kill <sandbox> <pid> [--signal NAME|NUMBER]',
+    usage: 'procvisor kill <sandbox> <pid|name> [--signal NAME|NUMBER]',
     about:
       "Sends a signal (default SIGTERM) to a process's whole group. A kill ends a service for good: a process started with a restart policy " +
       'is not restarted after it, whatever the signal and whatever its policy says of such an exit.',
@@ -216,7 +217,9 @@ function parse(argv) {
   }
   const args = { ...parsed.values, timeout: deadlineOf(parsed.values.timeout, process.env) }
   ;[...command.positionals, ...optional].forEach((p, i) => (args[p] = positionals[i]))
-  if (args.pid !== undefined && !/^[1-9][0-9]*$/.test(args.pid)) throw new UsageError(`<pid> must be a process id (a positive integer), not ${JSON.stringify(args.pid)}`)
+  if (args.pid !== undefined && !/^[1-9][0-9]*$/.test(args.pid) && !validName(args.pid)) {
+    throw new UsageError(`<pid> must be a process id (a positive integer) or a process name, not ${JSON.stringify(args.pid)}`)
+  }
   if (args.signal !== undefined && /^[0-9]+$/.test(args.signal)) args.signal = Number(args.signal)
   if (command.argv) {
     args.argv = program

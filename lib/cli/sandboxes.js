@@ -106,9 +106,9 @@ async function openSandbox(id) {
   return conn
 }
 
-/** The Processes API of process `pid` of the sandbox; CliError when the sandbox has no such process. */
+/** The Processes API of process `pid` (or name) of the sandbox; CliError when the sandbox has no such process. */
 async function processOf(conn, pid) {
-  const listed = (await conn.call('list')).find((p) => p.pid === String(pid))
+  const listed = (await conn.call('list')).find((p) => p.pid === String(pid) || p.name === pid)
   if (!listed) throw new CliError(`sandbox ${conn.sandbox.id} has no process ${pid} (procvisor ps ${conn.sandbox.id} lists them)`)
   return new RemoteProcessView(conn, listed.pid, { command: listed.command })
 }

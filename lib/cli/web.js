@@ -19,7 +19,7 @@ const persistentCatalog = {
         try {
           for (const listed of await conn.call('list')) {
             const row = await processRow(conn, listed)
-            group.processes.push({ ref: row.pid, command: row.command, pid: row.pid, state: row.state, exitCode: row.exitCode, terminal: false, pty: listed.pty === true })
+            group.processes.push({ ref: row.pid, name: row.name, command: row.command, pid: row.pid, state: row.state, exitCode: row.exitCode, terminal: false, pty: listed.pty === true })
           }
           // The sandbox's terminals, by their ids (a process's ref is its pid, all digits).
           for (const t of await conn.call('terminalList')) {

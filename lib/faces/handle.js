@@ -39,6 +39,11 @@ class ProcessHandle extends ProcessView {
     return this._core.id
   }
 
+  /** The `name` it was spawned with, or undefined. */
+  get name() {
+    return this._core.name
+  }
+
   /** The exit code once the process has exited and its output is drained; `undefined` before. */
   get exitCode() {
     return this._core.exitCode()

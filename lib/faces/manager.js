@@ -16,6 +16,7 @@ const { Process } = require('./process')
 const { Terminal } = require('./terminal')
 const observe = require('../process/observe')
 const { checkSignal } = require('../native/util')
+const { NameTable, isName } = require('../process/names')
 const { traceMethods } = require('../native/trace')
 
 /** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
@@ -78,6 +79,11 @@ class ProcessManager {
     this._byPid = new Map()
     /** @internal Launches in flight, which close() waits for. */
     this._launching = new Set()
+    /** @internal The `name` option's table: a name to one live process of this manager. */
+    this._names = new NameTable(
+      (r) => r.core.native.doneAtMs == null,
+      (r) => r.core.currentPid,
+    )
     this._closed = false
     this._closing = undefined
     this._inserts = 0
@@ -93,13 +99,21 @@ class ProcessManager {
    */
   _start(face, req, listeners, mastra) {
     if (this._closed) return Promise.reject(closedError())
-    const meta = { command: typeof req.command === 'string' ? req.command : undefined, manager: this }
+    const o = req.options
+    const name = o !== null && typeof o === 'object' ? o.name : undefined
+    try {
+      this._names.reserve(name)
+    } catch (e) {
+      return Promise.reject(e)
+    }
+    const meta = { command: typeof req.command === 'string' ? req.command : undefined, manager: this, name }
     // A Mastra handle has a `reader` that replays stdout from its first byte. The launch is
     // recorded, and checked against a close, in the one reaction to the native launch.
     const recorded = launch(face, req, meta, listeners, mastra).then(
       (core) => {
         this._launching.delete(recorded)
         const record = this._track(core, mastra)
+        this._names.bind(name, record)
         if (this._closed) {
           core.native.signal(9, true)
           throw new errors.ProcessManagerClosedError('the process manager was closed while the process was starting; it was killed')
@@ -108,6 +122,7 @@ class ProcessManager {
       },
       (e) => {
         this._launching.delete(recorded)
+        this._names.release(name)
         throw e
       },
     )
@@ -132,7 +147,10 @@ class ProcessManager {
   _forget(record, face) {
     record[face] = false
     if (face === 'mastra' && this._byPid.get(record.handle.pid) === record) this._byPid.delete(record.handle.pid)
-    if (!record.mastra && !record.listed) this._records.delete(record.core.id)
+    if (!record.mastra && !record.listed) {
+      this._records.delete(record.core.id)
+      this._names.release(record.core.name, record)
+    }
   }
 
   /**
@@ -160,6 +178,10 @@ class ProcessManager {
   }
 
   _mastraRecord(pid) {
+    if (isName(pid)) {
+      const r = this._names.get(pid)
+      return r && r.mastra ? r : undefined
+    }
     return this._byPid.get(String(pid))
   }
 
@@ -202,7 +224,7 @@ class ProcessManager {
     return [...this._byPid.values()].map((r) => observe.addUsage(processInfo(r.handle), r.core.native))
   }
 
-  /** The handle for `pid`; after the process exited, the first `get` returns it and forgets it. */
+  /** The handle for `pid` (or a process name); after the process exited, the first `get` returns it and forgets it. */
   async get(pid) {
     const r = this._mastraRecord(pid)
     if (!r) return undefined
@@ -276,11 +298,11 @@ class ProcessManager {
     return record.view
   }
 
-  /** The process with this id, or null (never throws for a missing one). */
+  /** The process with this id (or name), or null (never throws for a missing one). */
   async getProcess(id) {
     if (this._closed || typeof id !== 'string') return null
     this._prune()
-    const r = this._records.get(id)
+    const r = this._records.get(id) ?? this._names.get(id)
     return r && r.listed ? this._view(r) : null
   }
 
@@ -310,6 +332,7 @@ class ProcessManager {
     await Promise.all(natives.map((n) => n.waitDone(10_000 + n.shutdownMs)))
     this._records.clear()
     this._byPid.clear()
+    this._names.clear()
     binding.trimCgroups()
   }
 }

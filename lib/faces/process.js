@@ -23,6 +23,11 @@ class Process extends ProcessView {
     return this._core.id
   }
 
+  /** The `name` it was started with, or undefined. */
+  get name() {
+    return this._core.name
+  }
+
   /** The OS pid of the root process (also its process group id); a service's current run's. */
   get pid() {
     return this._core.currentPid

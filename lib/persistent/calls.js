@@ -7,6 +7,7 @@
 
 const errors = require('../native/errors')
 const util = require('../native/util')
+const { validName } = require('../process/names')
 
 /** A value as a message names it, short whatever its size. */
 function describe(v) {
@@ -19,7 +20,7 @@ const isStrings = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string
 
 /** Each argument type: a test and what it should have been. `?` types also take undefined. */
 const TYPES = {
-  pid: [(v) => (typeof v === 'string' && /^\d{1,10}$/.test(v)) || (Number.isSafeInteger(v) && v >= 0), 'a pid'],
+  pid: [(v) => (typeof v === 'string' && (/^\d{1,10}$/.test(v) || validName(v))) || (Number.isSafeInteger(v) && v >= 0), 'a pid or a process name'],
   string: [(v) => typeof v === 'string', 'a string'],
   bytes: [(v) => Buffer.isBuffer(v), 'bytes'],
   integer: [(v) => Number.isSafeInteger(v), 'an integer'],
@@ -47,9 +48,11 @@ const CALLS = {
     liveness: 'any',
     shutdown: 'any',
     maxRetainedBytes: 'retention?',
+    name: 'string?',
   },
   list: {},
   describe: { pid: 'pid' },
+  lookup: { pid: 'pid' },
   attach: { pid: 'pid' },
   unsubscribe: { pid: 'pid' },
   release: { pid: 'pid' },

@@ -33,6 +33,7 @@ const { logStart } = require('../process/observe')
 const { logPathOf } = require('./location')
 const { Place } = require('./place')
 const { supervisorTerminals } = require('./terminals')
+const { NameTable, isName } = require('../process/names')
 
 const { SANDBOX_ACCESS_DENIED } = errors.codes
 
@@ -58,11 +59,13 @@ function retention(v) {
  * (read by each client's feed) and its retained text (what `attach` answers).
  */
 const records = new Map()
+/** The processes' names, one live process each, whichever client spawned it. */
+const names = new NameTable((rec) => rec.result === undefined, (rec) => rec.core.currentPid)
 const clients = new Set()
 let ending = undefined
 
 function info(rec) {
-  const out = rules.processInfo({ pid: rec.pid, command: rec.command, exitCode: rec.result?.exitCode })
+  const out = rules.processInfo({ pid: rec.pid, command: rec.command, exitCode: rec.result?.exitCode, name: rec.name })
   // Which processes a person may open as a terminal (the web view, attach): those on a pty.
   if (rec.core?.native.onTerminal) out.pty = true
   return out
@@ -87,10 +90,27 @@ function settle(rec, exit) {
  */
 function forget(rec) {
   records.delete(rec.pid)
+  names.release(rec.name, rec)
+}
+
+/**
+ * The record of a process by the pid it was spawned with, its name, or (a service's) the pid
+ * of its current run, which `list` reports.
+ */
+function lookup(pid) {
+  const key = String(pid)
+  if (isName(key)) {
+    const rec = names.get(key)
+    return rec && records.get(rec.pid) === rec ? rec : undefined
+  }
+  const rec = records.get(key)
+  if (rec) return rec
+  for (const r of records.values()) if (r.core.service && String(r.core.currentPid) === key) return r
+  return undefined
 }
 
 function recordOf(pid) {
-  const rec = records.get(String(pid))
+  const rec = lookup(pid)
   if (!rec) throw new errors.ProcessNotFoundError(`No process with pid ${pid} in this sandbox`)
   return rec
 }
@@ -136,9 +156,11 @@ const ops = Object.assign(Object.create(null), {
 
   async spawn(client, a) {
     if (ending) throw new errors.ProcessManagerClosedError('The sandbox is stopping')
+    names.reserve(a.name)
     const rec = {
       pid: '',
       pidNumber: 0,
+      name: a.name,
       command: a.command,
       stdinMode: rules.stdinModeOf(a.stdinMode),
       retention: retention(a.maxRetainedBytes),
@@ -162,11 +184,17 @@ const ops = Object.assign(Object.create(null), {
     rec.started = { env: [...new Set(req.env.flatMap(Object.keys))].sort(), restart: a.restart, readiness: a.readiness, liveness: a.liveness, shutdown: a.shutdown, timeout: a.timeout }
     // Held at the first byte from the launch on, as for a reader: the spawning client is sent
     // every byte from there, and the hold then follows the clients that read (feed.js).
-    rec.core = await launch('shell', req, { command: a.command }, [], true)
+    try {
+      rec.core = await launch('shell', req, { command: a.command, name: a.name }, [], true)
+    } catch (e) {
+      names.release(a.name)
+      throw e
+    }
     rec.core.readerMade = true
     rec.pidNumber = rec.core.pid
     rec.pid = String(rec.pidNumber)
     records.set(rec.pid, rec)
+    names.bind(a.name, rec)
     const max = rec.retention === Infinity ? 'Infinity' : rec.retention
     const answer = { ...info(rec), id: rec.core.id, stdinMode: rec.stdinMode, maxRetainedBytes: max, stdout: '', stderr: '', result: undefined }
     // The rest after the reply, which it does not need (the reply is on the path of every spawn):
@@ -182,7 +210,9 @@ const ops = Object.assign(Object.create(null), {
     })
   },
 
-  list: () => [...records.values()].map(info),
+  // A running service's pid is its current run's, as its status reports (lookups take either);
+  // once it ended for good, the pid it was spawned with, which its handles have.
+  list: () => [...records.values()].map((rec) => (rec.result === undefined ? { ...info(rec), pid: String(rec.core.currentPid) } : info(rec))),
 
   /** How a process was started and how it is now, for a person (`procvisor describe`). */
   describe: async (client, a) => {
@@ -190,15 +220,18 @@ const ops = Object.assign(Object.create(null), {
     return { ...info(rec), ...rec.started, status: await rec.view.status() }
   },
 
+  /** The pid a process was spawned with, which keys it, found by any of its ids; null for none. */
+  lookup: (client, a) => lookup(a.pid)?.pid ?? null,
+
   attach: (client, a) => attached(recordOf(a.pid), client),
 
   unsubscribe(client, a) {
-    const rec = records.get(String(a.pid))
+    const rec = lookup(a.pid)
     if (rec) client.feed.remove(rec)
   },
 
   release(client, a) {
-    const rec = records.get(String(a.pid))
+    const rec = lookup(a.pid)
     if (!rec) return
     rec.released = true
     if (rec.result !== undefined) forget(rec)

@@ -32,6 +32,8 @@ class ProcessCore {
     this.manager = meta.manager
     /** Launched with `restart`: a service, whose root (and pid) changes at each restart. */
     this.service = meta.service === true
+    /** The `name` it was launched with (one live process of its manager holds it), or undefined. */
+    this.name = meta.name
     this._argv = undefined
     this._id = undefined
     this._pid = undefined

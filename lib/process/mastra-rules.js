@@ -91,9 +91,11 @@ function handleResult(end, out) {
 }
 
 /** Mastra's ProcessInfo of a process: `exitCode` only once it exited. */
-function processInfo({ pid, command, exitCode }) {
+function processInfo({ pid, command, exitCode, name }) {
   const info = { pid, command, running: exitCode === undefined }
   if (exitCode !== undefined) info.exitCode = exitCode
+  // Only when given: a list entry of an unnamed process is exactly Mastra's.
+  if (name !== undefined) info.name = name
   return info
 }
 

@@ -40,6 +40,7 @@ function status(core) {
   const native = core.native
   const st = native.state()
   const base = { id: native.id, pid: native.pid, command: core.argv, cwd: core.cwd, startedAt: iso(native.startedAtMs) }
+  if (core.name !== undefined) base.name = core.name
   if (native.onTerminal) base.pty = true
   addUsage(base, native)
   if (!st.done) return addProbes(addService({ state: st.backoff ? 'backoff' : 'running', ...base }, st), st)

@@ -46,6 +46,7 @@ function processRow(group, p) {
   const other = p.terminal ? `<a class="aside" href="${escape(pagePath('p', group.key, p.ref))}">log</a>` : p.state === 'running' && p.pty ? `<a class="aside" href="${escape(pagePath('t', group.key, p.ref))}">terminal</a>` : ''
   return `<tr class="${escape(p.state)}">
 <td class="pid">${escape(p.pid)}</td>
+<td class="name">${escape(p.name ?? '')}</td>
 <td class="state">${escape(state)}</td>
 <td class="command"><a href="${escape(link)}">${escape(p.command || p.ref)}</a> ${other}</td>
 </tr>`
@@ -55,7 +56,7 @@ function processRow(group, p) {
 function indexPage(groups) {
   const sections = groups.map((g) => {
     const rows = g.processes.map((p) => processRow(g, p)).join('\n')
-    const body = g.error ? `<p class="error">${escape(g.error)}</p>` : g.processes.length === 0 ? '<p class="empty">no processes</p>' : `<table>\n<thead><tr><th>PID</th><th>STATE</th><th>COMMAND</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>`
+    const body = g.error ? `<p class="error">${escape(g.error)}</p>` : g.processes.length === 0 ? '<p class="empty">no processes</p>' : `<table>\n<thead><tr><th>PID</th><th>NAME</th><th>STATE</th><th>COMMAND</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>`
     return `<section class="group" data-key="${escape(g.key)}">
 <h2>${escape(g.title)}</h2>
 <p class="detail">${escape(g.detail)}</p>

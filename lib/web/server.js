@@ -69,13 +69,13 @@ function refuseUpgrade(socket, status, text) {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`)
 }
 
-/** Finds process `ref` of group `key` in the catalog's listing; null when there is none. */
+/** Finds process `ref` (or the process of that name) of group `key` in the catalog's listing; null when there is none. */
 /** A process a person may type into: a terminal of its group, or a process on a pty. */
 const typeable = (p) => p.terminal === true || p.pty === true
 
 async function findProcess(catalog, key, ref) {
   const group = (await catalog.list()).find((g) => g.key === key)
-  const p = group && group.processes.find((x) => x.ref === ref)
+  const p = group && (group.processes.find((x) => x.ref === ref) ?? group.processes.find((x) => x.name === ref))
   return p ? { group, p } : null
 }
 

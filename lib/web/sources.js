@@ -4,9 +4,10 @@
 // `open(key, ref)` gives the object a page's WebSocket reads and types into, and how to let go
 // of it, or null when there is no such group or process.
 //
-// A process entry: `{ ref, command, pid, state, exitCode, terminal, pty }`; `ref` names it in
-// URLs, `terminal` says it is a terminal of the group (createTerminal, sandbox.terminals), `pty`
-// that a process runs on a pseudo-terminal: only those two are offered as a terminal to type in.
+// A process entry: `{ ref, name, command, pid, state, exitCode, terminal, pty }`; `ref` names it
+// in URLs (as does its `name`, when it was given one), `terminal` says it is a terminal of the
+// group (createTerminal, sandbox.terminals), `pty` that a process runs on a pseudo-terminal: only
+// those two are offered as a terminal to type in.
 
 /** A shell command as given, or the argv joined. */
 function commandText(argv, command) {
@@ -39,6 +40,7 @@ function managerGroup(manager, key, index) {
         const terminal = terminals.has(s.id)
         return {
           ref: s.id,
+          name: s.name,
           command: terminal ? s.id : commandText(s.command, record && record.core.command),
           pid: s.pid,
           state: s.state,
@@ -73,6 +75,7 @@ function sandboxGroup(sandbox, key) {
         const status = await handle?.nativeHandle?.status().catch(() => undefined)
         out.push({
           ref: String(p.pid),
+          name: p.name,
           command: p.command ?? '',
           pid: p.pid,
           state: p.running ? 'running' : 'exited',

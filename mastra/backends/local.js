@@ -10,6 +10,7 @@ const { binding } = require('../../lib/native/native.js')
 const { ProcessManagerClosedError } = require('../../lib/native/errors.js')
 const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { RunningSandbox, runningSandboxes } = require('../lifetime.js')
+const { isName } = require('../../lib/process/names.js')
 
 /** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
 function containment() {
@@ -58,6 +59,7 @@ class LocalProcess {
   constructor(core) {
     this.core = core
     this.pid = String(core.pid)
+    this.name = core.name
     this._handle = undefined
     this._view = undefined
   }
@@ -114,7 +116,16 @@ const local = {
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
     const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment(), manager.sandbox?._logFiles)
-    handle._attach(new LocalProcess(await launch('shell', req, { command }, listeners)))
+    manager._names.reserve(o.name)
+    let core
+    try {
+      core = await launch('shell', req, { command, name: o.name }, listeners)
+    } catch (e) {
+      manager._names.release(o.name)
+      throw e
+    }
+    handle._attach(new LocalProcess(core))
+    manager._names.bind(o.name, handle)
   },
 
   async list(manager) {
@@ -122,7 +133,9 @@ const local = {
   },
 
   async get(manager, pid) {
-    return manager._tracked.get(pid)
+    if (!isName(pid)) return manager._tracked.get(pid)
+    const named = manager._names.get(pid)
+    return named && manager._tracked.get(named.pid) === named ? named : undefined
   },
 
   release() {},

@@ -11,6 +11,7 @@ const { socketPath } = require('../../lib/persistent/location.js')
 const { RemoteProcessView } = require('../../lib/persistent/handles.js')
 const { remoteTerminal } = require('../../lib/persistent/remote-terminal.js')
 const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
+const { checkName, isName } = require('../../lib/process/names.js')
 
 /** `maxRetainedBytes` as it crosses the socket, and back: JSON has no Infinity. */
 const toWire = (bytes) => (bytes === Infinity ? 'Infinity' : bytes)
@@ -30,6 +31,7 @@ class RemoteProcess {
   constructor(conn, answer, { spawned = false } = {}) {
     this.conn = conn
     this.pid = String(answer.pid)
+    this.name = answer.name
     this.nativeHandle = new RemoteProcessView(conn, this.pid, { id: answer.id, command: answer.command })
     this._answer = answer
     this._spawned = spawned
@@ -86,6 +88,8 @@ const remote = {
   async spawn(manager, handle, command, spec) {
     const conn = manager.sandbox._connection()
     const o = spec.options
+    // The supervisor keeps names unique among its processes; their form is checked before the call.
+    checkName(o.name)
     const args = {
       command,
       argv: spec.argv,
@@ -100,6 +104,7 @@ const remote = {
       liveness: o.liveness,
       shutdown: o.shutdown,
       maxRetainedBytes: toWire(o.maxRetainedBytes),
+      name: o.name,
     }
     await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer, { spawned: true })))
   },
@@ -123,12 +128,19 @@ const remote = {
    * one, before a restart), with the text the supervisor kept.
    */
   async get(manager, pid) {
-    const tracked = manager._tracked.get(pid)
+    // A name's process is the supervisor's to say (another Node process may have taken it since).
+    let tracked = isName(pid) ? undefined : manager._tracked.get(pid)
     if (tracked) return tracked
     const conn = manager.sandbox._connection()
+    // The pid it was spawned with, which keys it here and on the socket (a name, or a service's
+    // current pid, is another way to it): a process tracked already is not attached twice.
+    const key = await conn.call('lookup', { pid: String(pid) })
+    if (key === null) return undefined
+    tracked = manager._tracked.get(key)
+    if (tracked) return tracked
     let handle
     try {
-      await conn.call('attach', { pid: String(pid) }, (answer) => {
+      await conn.call('attach', { pid: key }, (answer) => {
         // The retention the process was spawned with, so the handle keeps all the supervisor sent.
         const kept = fromWire(answer.maxRetainedBytes)
         handle = manager._newHandle({ ...(typeof kept === 'number' && { maxRetainedBytes: kept }), stdinMode: answer.stdinMode })

@@ -7,20 +7,22 @@ const { StringDecoder } = require('node:string_decoder')
 const { bounded, clip, failure } = require('./common.js')
 const errors = require('../../lib/native/errors.js')
 const { linearPattern } = require('../../lib/process/pattern.js')
+const { validName } = require('../../lib/process/names.js')
 
 const { codes } = errors
 
 /** The stderr tail a failed wait returns: enough to see why a server died, small for a model. */
 const TAIL_CHARS = 2000
 
-/** The process `pid` of the sandbox, without Mastra's forget-after-exit read (`processes.get`). */
+/** The process of the sandbox with this pid or name, without Mastra's forget-after-exit read (`processes.get`). */
 async function processOf(sandbox, pid) {
   await sandbox.ensureRunning()
   const pm = sandbox.processes
   const key = String(pid).trim()
-  const handle = /^\d+$/.test(key) && !pm._dismissed?.has(key) ? await sandbox._backend.get(pm, key) : undefined
+  const found = /^\d+$/.test(key) || validName(key) ? await sandbox._backend.get(pm, key) : undefined
+  const handle = found && !pm._dismissed?.has(found.pid) ? found : undefined
   if (!handle) {
-    throw new errors.ProcessNotFoundError(`no process with pid ${key} in this sandbox (it never ran here, or it was killed and forgotten); list_processes lists the ones there are`)
+    throw new errors.ProcessNotFoundError(`no process with pid or name ${key} in this sandbox (it never ran here, or it was killed and forgotten); list_processes lists the ones there are`)
   }
   return handle
 }
@@ -69,7 +71,7 @@ function lineOf(text, pattern, match) {
 
 function processTools(ctx) {
   const { z, tool, options } = ctx
-  const pid = z.string().describe('The PID of a process in the sandbox (execute_command with background: true prints it)')
+  const pid = z.string().describe('The PID of a process in the sandbox (execute_command with background: true prints it), or the name it was spawned with (list_processes shows both)')
 
   const waitForPort = tool('wait_for_port', {
     description:
@@ -220,6 +222,7 @@ function processTools(ctx) {
       processes: z.array(
         z.object({
           pid: z.string(),
+          name: z.string().optional(),
           command: z.string().optional(),
           state: z.enum(['running', 'exited']),
           exitCode: z.number().optional(),
@@ -233,7 +236,7 @@ function processTools(ctx) {
       await sandbox.ensureRunning()
       const processes = []
       for (const p of await sandbox.processes.list()) {
-        const entry = { pid: String(p.pid), command: p.command, state: p.running ? 'running' : 'exited', ...(p.exitCode !== undefined && { exitCode: p.exitCode }) }
+        const entry = { pid: String(p.pid), ...(p.name !== undefined && { name: p.name }), command: p.command, state: p.running ? 'running' : 'exited', ...(p.exitCode !== undefined && { exitCode: p.exitCode }) }
         const handle = await sandbox._backend.get(sandbox.processes, String(p.pid)).catch(() => undefined)
         const status = await handle?.nativeHandle?.status().catch(() => undefined)
         if (status?.startedAt) entry.startedAt = status.startedAt
