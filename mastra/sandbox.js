@@ -126,7 +126,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
     /** When the running sandbox's lifetime ends; `undefined` when it is not running or has no lifetime. */
     get expiresAt() {
       const at = this._backend.expiresAt(this)
-      return at === undefined ? undefined : new Date(at)
+      // A persistent sandbox's supervisor says null for no lifetime.
+      return at === undefined || at === null ? undefined : new Date(at)
     }
 
     /** What the last capture or restore of this object did (counts, bytes, skipped entries). */

@@ -105,6 +105,11 @@ interface ProcessStatusBase {
   cpuTimeMs?: number
   /** Peak memory of the tree in bytes, where the cgroup's memory controller is enabled. */
   memoryPeakBytes?: number
+  /**
+   * Memory in use now, in bytes, while it runs: the tree's (`memory.current` of its cgroup), else
+   * its root's resident set (Linux); absent once it ended and between a service's runs.
+   */
+  memoryBytes?: number
   /** A service (launched with `restart`): its restarts so far (since a run that lasted `resetAfterMs`). */
   restarts?: number
   /** A service: how the last run that ended, ended (once one has). */

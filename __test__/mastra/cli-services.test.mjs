@@ -25,10 +25,10 @@ function cli(...args) {
   })
 }
 
-async function sandbox(script = 'console.log(JSON.stringify({}))') {
+async function sandbox(script = 'console.log(JSON.stringify({}))', options = '') {
   const id = freshId()
   ids.push(id)
-  const c = startElsewhere(children, { id, workingDirectory: path.join(tmp, id) }, script)
+  const c = startElsewhere(children, { id, workingDirectory: path.join(tmp, id), options }, script)
   const first = await c.first
   await c.exited
   return { id, ...first }
@@ -123,14 +123,18 @@ describe('procvisor restart', () => {
     assert.notEqual(second, first)
 
     // The pid `ps` lists for the service now (its first run's, or its current run's).
-    const listed = JSON.parse((await cli('ps', id, '--json')).out).processes[0].pid
-    const d = JSON.parse((await cli('describe', id, listed, '--json')).out)
+    const listed = async () => JSON.parse((await cli('ps', id, '--json')).out).processes[0].pid
+    const d = JSON.parse((await cli('describe', id, await listed(), '--json')).out)
     assert.deepEqual([d.state, d.restarts, d.restart.policy, d.lastExit.code], ['running', 1, 'on-failure', 0])
 
     // A kill still ends it for good.
-    assert.equal((await cli('kill', id, listed)).status, 0)
-    await eventually(async () => JSON.parse((await cli('describe', id, listed, '--json')).out).state === 'exited', 10_000)
-    const again = await cli('restart', id, listed)
+    assert.equal((await cli('kill', id, await listed())).status, 0)
+    await eventually(async () => {
+      const r = await cli('describe', id, await listed(), '--json')
+      assert.equal(r.status, 0, r.err)
+      return JSON.parse(r.out).state === 'exited'
+    }, 10_000)
+    const again = await cli('restart', id, await listed())
     assert.equal(again.status, 1)
     assert.match(again.err, /has already exited/)
   })
@@ -187,5 +191,61 @@ console.log(JSON.stringify({ pid: p.pid }))`)
     const none = await cli('describe', id, '99999999')
     assert.equal(none.status, 1)
     assert.match(none.err, /has no process 99999999/)
+  })
+})
+
+describe('procvisor ps and logs across processes', () => {
+  it('ps shows the memory in use now, CPU% and uptime, and --json carries them', async () => {
+    const { id } = await sandbox()
+    // 64 MiB touched, then idle; a second one that only spins.
+    const big = (await cli('start', id, '--', 'node', '-e', 'globalThis.b = Buffer.alloc(64 << 20, 1); setInterval(() => {}, 1000)')).out.trim()
+    const spin = (await cli('start', id, '--', 'node', '-e', 'for (;;) {}')).out.trim()
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const { processes } = JSON.parse((await cli('ps', id, '--json')).out)
+    const [b, sp] = [big, spin].map((pid) => processes.find((p) => p.pid === pid))
+    assert.ok(b.memoryBytes >= 64 << 20, `memoryBytes ${b.memoryBytes}`)
+    assert.ok(b.uptimeMs >= 1000 && b.uptimeMs < 60_000, `uptimeMs ${b.uptimeMs}`)
+    if (sp.cpuTimeMs !== undefined) {
+      // Under cgroup containment: one spinning core is near 100%, the idle one near 0.
+      assert.ok(sp.cpuPercent > 50, `spinning at ${sp.cpuPercent}%`)
+      assert.ok(b.cpuPercent < 50, `idle at ${b.cpuPercent}%`)
+    }
+    const table = await cli('ps', id)
+    assert.match(table.out, /^PID\s.*\bCPU%\s+MEM\s+UPTIME\b/m)
+    assert.match(table.out, new RegExp(`^${big}\\s.*\\s(6[4-9]|[7-9][0-9]|1[0-9][0-9])\\.[0-9]MiB\\s+[0-9]+s\\s`, 'm'))
+  })
+
+  it('logs without a pid prints the lines of every process, each prefixed with its pid; --follow follows them all to their ends', async () => {
+    const { id } = await sandbox()
+    const a = (await cli('start', id, '--', 'sh', '-c', 'echo a1; sleep 0.5; printf a2; echo a3 >&2')).out.trim()
+    const b = (await cli('start', id, '--', 'sh', '-c', 'sleep 0.2; echo b1; sleep 0.5; echo b2')).out.trim()
+    const all = await cli('logs', id, '--follow')
+    assert.equal(all.status, 0, all.err)
+    const w = Math.max(a.length, b.length)
+    const tag = (pid) => `${pid.padEnd(w)} | `
+    assert.deepEqual(all.out.split('\n').filter(Boolean).sort(), [`${tag(a)}a1`, `${tag(a)}a2`, `${tag(b)}b1`, `${tag(b)}b2`].sort())
+    assert.ok(all.out.indexOf(`${tag(a)}a1`) < all.out.indexOf(`${tag(b)}b1`), 'in the order written')
+    assert.equal(all.err, `${tag(a)}a3\n`)
+    const bad = await cli('logs', id, '--since', 'pvc1.x')
+    assert.equal(bad.status, 2)
+    assert.match(bad.err, /--since needs a <pid>/)
+  })
+})
+
+describe('a sandbox without a lifetime', () => {
+  it('timeoutMs: 0 gives none: ls says never and --json null; without timeoutMs it is 5 minutes', async () => {
+    const forever = await sandbox(`console.log(JSON.stringify({ expiresAt: sb.expiresAt ?? null, info: (await sb.getInfo()).metadata?.expiresAt ?? null }))`, ', timeoutMs: 0')
+    assert.deepEqual([forever.expiresAt, forever.info], [null, null])
+    const usual = await sandbox()
+    const listed = JSON.parse((await cli('ls', '--json')).out)
+    const [f, u] = [forever.id, usual.id].map((id) => listed.find((s) => s.id === id))
+    assert.equal(f.expiresAt, null)
+    assert.equal(Date.parse(u.expiresAt) - Date.parse(u.startedAt), 300_000)
+    const table = await cli('ls')
+    assert.match(table.out, new RegExp(`^${forever.id}\\s+\\d+\\s+\\S+ \\S+\\s+never\\s`, 'm'))
+    // Its supervisor serves on: a process started now runs.
+    const started = await cli('start', forever.id, '--', 'sleep', '30')
+    assert.equal(started.status, 0, started.err)
+    assert.equal(alive(Number(started.out.trim())), true)
   })
 })

@@ -6,7 +6,7 @@ const { binding } = require('../native/native')
 const errors = require('../native/errors')
 const { RemoteProcessView } = require('../persistent/handles')
 const { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
-const { table, when, waitWritable } = require('./print')
+const { table, when, duration, size, waitWritable } = require('./print')
 
 /** What `ls --json` prints for one sandbox (the JS API's names). */
 async function sandboxInfo(conn) {
@@ -18,7 +18,8 @@ async function sandboxInfo(conn) {
     workingDirectory: s.workingDirectory,
     supervisorPid: s.pid,
     startedAt: new Date(s.startedAt).toISOString(),
-    expiresAt: new Date(s.expiresAt).toISOString(),
+    // null: no lifetime, it runs until it is stopped.
+    expiresAt: s.expiresAt === null ? null : new Date(s.expiresAt).toISOString(),
     processes: processes.length,
     terminals: terminals.length,
   }
@@ -44,7 +45,7 @@ async function ls(args, io) {
     } else if (infos.length === 0) {
       io.out.write('no persistent sandboxes are running\n')
     } else {
-      const rows = infos.map((i) => [i.id, String(i.supervisorPid), when(i.startedAt), when(i.expiresAt), String(i.processes), String(i.terminals), i.workingDirectory])
+      const rows = infos.map((i) => [i.id, String(i.supervisorPid), when(i.startedAt), i.expiresAt === null ? 'never' : when(i.expiresAt), String(i.processes), String(i.terminals), i.workingDirectory])
       io.out.write(table(['ID', 'SUPERVISOR', 'STARTED', 'EXPIRES', 'PROCESSES', 'TERMINALS', 'WORKING DIRECTORY'], rows))
     }
   } finally {
@@ -58,6 +59,12 @@ async function processRow(conn, listed) {
   const status = await new RemoteProcessView(conn, listed.pid).status()
   const row = { pid: listed.pid, ...(listed.name !== undefined && { name: listed.name }), state: status.state, command: listed.command, startedAt: status.startedAt }
   if (status.cpuTimeMs !== undefined) row.cpuTimeMs = status.cpuTimeMs
+  if (status.state !== 'exited') {
+    row.uptimeMs = Math.max(0, Date.now() - Date.parse(status.startedAt))
+    // As ps(1) reckons it: the CPU time over the time it has been running.
+    if (status.cpuTimeMs !== undefined) row.cpuPercent = Math.round((1000 * status.cpuTimeMs) / Math.max(1, row.uptimeMs)) / 10
+    if (status.memoryBytes !== undefined) row.memoryBytes = status.memoryBytes
+  }
   // A service (started with `restart`): the runs so far, and whether it gave up.
   if (status.restarts !== undefined) row.restarts = status.restarts
   if (status.gaveUp) row.gaveUp = true
@@ -84,10 +91,13 @@ async function ps(args, io) {
         p.restarts ? `${p.state} (${p.restarts} ${p.restarts === 1 ? 'restart' : 'restarts'})` : p.state,
         when(p.startedAt),
         p.cpuTimeMs === undefined ? '-' : `${(p.cpuTimeMs / 1000).toFixed(2)}s`,
+        p.cpuPercent === undefined ? '-' : `${p.cpuPercent.toFixed(1)}%`,
+        size(p.memoryBytes),
+        duration(p.uptimeMs),
         p.exitCode === undefined ? '-' : String(p.exitCode),
         p.command,
       ])
-      if (rows.length > 0) io.out.write(table(['PID', 'NAME', 'STATE', 'STARTED', 'CPU', 'EXIT', 'COMMAND'], rows))
+      if (rows.length > 0) io.out.write(table(['PID', 'NAME', 'STATE', 'STARTED', 'CPU', 'CPU%', 'MEM', 'UPTIME', 'EXIT', 'COMMAND'], rows))
       if (terminals.length > 0) io.out.write(`${rows.length > 0 ? '\n' : ''}${table(['TERMINAL', 'PID', 'STATE'], terminals.map((t) => [t.id, String(t.pid), t.state]))}`)
     }
   } finally {
@@ -96,7 +106,52 @@ async function ps(args, io) {
   return 0
 }
 
+/**
+ * Every process's output, each line prefixed with the process (its name, else its pid), in the
+ * order the lines come; a line is written whole, so two processes never mix within one.
+ */
+async function logsAll(args, io) {
+  const conn = await openSandbox(args.sandbox)
+  const controller = new AbortController()
+  const onInt = () => controller.abort()
+  process.once('SIGINT', onInt)
+  const hold = conn.hold()
+  try {
+    const listed = await conn.call('list')
+    const label = (p) => String(p.name ?? p.pid)
+    const width = Math.max(0, ...listed.map((p) => label(p).length))
+    const follow = async (p) => {
+      const prefix = Buffer.from(`${label(p).padEnd(width)} | `)
+      const partial = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }
+      const put = (type, line) => waitWritable(type === 'stdout' ? io.out : io.err, Buffer.concat([prefix, line]))
+      const stream = await new RemoteProcessView(conn, p.pid).logs({ follow: args.follow, signal: controller.signal })
+      try {
+        for await (const e of stream) {
+          if ((e.type !== 'stdout' && e.type !== 'stderr') || !args.streams.has(e.type)) continue
+          let rest = Buffer.concat([partial[e.type], Buffer.from(e.data)])
+          for (let nl = rest.indexOf(10); nl >= 0; nl = rest.indexOf(10)) {
+            await put(e.type, rest.subarray(0, nl + 1))
+            rest = rest.subarray(nl + 1)
+          }
+          partial[e.type] = rest
+        }
+      } catch (e) {
+        if (!(e instanceof errors.ProcessAbortedError)) throw e
+      }
+      // What a process wrote after its last newline is a line too.
+      for (const type of ['stdout', 'stderr']) if (partial[type].length > 0) await put(type, Buffer.concat([partial[type], Buffer.from('\n')]))
+    }
+    await Promise.all(listed.map(follow))
+  } finally {
+    hold()
+    process.removeListener('SIGINT', onInt)
+    conn.close()
+  }
+  return 0
+}
+
 async function logs(args, io) {
+  if (args.pid === undefined) return logsAll(args, io)
   const conn = await openSandbox(args.sandbox)
   let cursor = args.since
   const controller = new AbortController()

@@ -38,11 +38,13 @@ const COMMANDS = {
     run: (a, io) => require('./commands').ps(a, io),
   },
   logs: {
-    usage: 'procvisor logs <sandbox> <pid|name> [--follow] [--since CURSOR] [--stdout] [--stderr]',
+    usage: 'procvisor logs <sandbox> [pid|name] [--follow] [--since CURSOR] [--stdout] [--stderr]',
     about:
       "Prints a process's output bytes as they were written: stdout to stdout, stderr to stderr (--stdout or --stderr for one of them). " +
-      '--follow goes on until the process ends or Ctrl-C. The last cursor is printed to stderr at the end (`cursor: …`); --since CURSOR resumes after it.',
-    positionals: ['sandbox', 'pid'],
+      '--follow goes on until the process ends or Ctrl-C. The last cursor is printed to stderr at the end (`cursor: …`); --since CURSOR resumes after it. ' +
+      "Without a pid: every process's lines, each prefixed with its name, else its pid (--follow follows them all; --since needs a pid).",
+    positionals: ['sandbox'],
+    optional: ['pid'],
     options: { follow: { type: 'boolean', short: 'f' }, since: { type: 'string' }, stdout: { type: 'boolean' }, stderr: { type: 'boolean' } },
     run: (a, io) => require('./commands').logs(a, io),
   },
@@ -89,7 +91,7 @@ const COMMANDS = {
     usage: 'procvisor describe <sandbox> <pid> [--json]',
     about:
       'Shows one process: its command, cwd, the names of its environment (not the values), state, uptime, restart policy, restarts, last exit, ' +
-      'probes and their verdicts, CPU time and memory peak.',
+      'probes and their verdicts, CPU time, the memory it uses now and its peak.',
     positionals: ['sandbox', 'pid'],
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./services').describe(a, io),
@@ -225,6 +227,7 @@ function parse(argv) {
     args.argv = program
     startArgs(args)
   }
+  if (name === 'logs' && args.pid === undefined && args.since !== undefined) throw new UsageError(`--since needs a <pid>: a cursor is of one process's log\nusage: ${command.usage}`)
   if (name === 'logs') args.streams = new Set(args.stdout || args.stderr ? [args.stdout && 'stdout', args.stderr && 'stderr'].filter(Boolean) : ['stdout', 'stderr'])
   return { command, args }
 }

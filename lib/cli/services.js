@@ -5,7 +5,7 @@
 const net = require('node:net')
 const path = require('node:path')
 const { CliError, openSandbox, processOf } = require('./sandboxes')
-const { table, when } = require('./print')
+const { table, when, duration, size } = require('./print')
 
 /** Between two looks at a port that is not open yet. */
 const PORT_POLL_MS = 100
@@ -117,12 +117,6 @@ function probeText(probe, verdict) {
   return `${shown}: ${verdict === undefined ? '-' : verdict}`
 }
 
-function uptime(status) {
-  if (status.state === 'exited') return '-'
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(status.startedAt)) / 1000))
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${s % 60}s` : `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`
-}
-
 async function describe(args, io) {
   const conn = await openSandbox(args.sandbox)
   let d
@@ -148,6 +142,7 @@ async function describe(args, io) {
     readiness: d.readiness ? { ...d.readiness, ready: st.ready } : undefined,
     liveness: d.liveness ? { ...d.liveness, healthy: st.healthy } : undefined,
     cpuTimeMs: st.cpuTimeMs,
+    memoryBytes: st.memoryBytes,
     memoryPeakBytes: st.memoryPeakBytes,
   }
   if (st.pid !== undefined && String(st.pid) !== String(d.pid)) out.runPid = st.pid
@@ -163,14 +158,15 @@ async function describe(args, io) {
     ['env', out.env.join(' ') || '-'],
     ['state', out.state],
     ['started', when(out.startedAt)],
-    ['uptime', uptime(st)],
+    ['uptime', duration(out.uptimeMs)],
     ['restart', out.restart ? out.restart.policy : 'none'],
     ['restarts', out.restarts === undefined ? '-' : String(out.restarts)],
     ['last exit', exitText(out.lastExit ?? out.exit)],
     ['readiness', probeText(d.readiness, st.ready) ?? '-'],
     ['liveness', probeText(d.liveness, st.healthy) ?? '-'],
     ['cpu', out.cpuTimeMs === undefined ? '-' : `${(out.cpuTimeMs / 1000).toFixed(2)}s`],
-    ['memory peak', out.memoryPeakBytes === undefined ? '-' : `${(out.memoryPeakBytes / 1048576).toFixed(1)} MiB`],
+    ['memory', size(out.memoryBytes)],
+    ['memory peak', size(out.memoryPeakBytes)],
   ]
   io.out.write(table(['FIELD', 'VALUE'], rows).split('\n').slice(1).join('\n'))
   return 0

@@ -10,7 +10,7 @@
 // they outlive the Node processes that attach, never the supervisor.
 //
 // It ends in three ways only: `stop()`/`destroy()` from a client (the `shutdown` call), the end
-// of the sandbox's lifetime (`timeoutMs` from its start, enforced here whether or not anyone is
+// of the sandbox's lifetime when it has one (`timeoutMs` from its start, enforced here whether or not anyone is
 // attached; the working directory is captured first with `snapshotOnStop`), or its id being
 // taken by another supervisor after its lock file was deleted (nobody could reach it any more).
 // A deleted socket file is put back (place.js).
@@ -40,7 +40,8 @@ const { SANDBOX_ACCESS_DENIED } = errors.codes
 // The config comes on stdin, written whole by the client, which then closes it.
 const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
-const expiresAt = startedAt + config.timeoutMs
+/** null for a sandbox without a lifetime (`timeoutMs: 0`): it runs until it is stopped. */
+const expiresAt = config.timeoutMs ? startedAt + config.timeoutMs : null
 const containment = binding.resolveContainment('auto')
 /** The send buffer asked for on each client's socket. */
 const SEND_BUFFER = 4 * 1024 * 1024
@@ -391,6 +392,7 @@ async function main() {
 
 /** setTimeout's longest delay is 2^31-1 ms: a longer lifetime is waited for in steps. */
 function arm() {
+  if (expiresAt === null) return
   const left = expiresAt - Date.now()
   if (left <= 0) return end('expired')
   lifetime = setTimeout(arm, Math.min(left, 2 ** 31 - 1))

@@ -69,6 +69,8 @@ function addUsage(out, native) {
   if (cpu !== null && cpu !== undefined) out.cpuTimeMs = cpu
   const mem = native.memoryPeakBytes
   if (mem !== null && mem !== undefined) out.memoryPeakBytes = mem
+  const now = native.memoryBytes
+  if (now !== null && now !== undefined) out.memoryBytes = now
   return out
 }
 

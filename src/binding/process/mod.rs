@@ -185,6 +185,13 @@ impl NativeProcess {
         self.inner.memory_peak_bytes()
     }
 
+    /// The memory it uses now in bytes, while it runs: its tree's from its cgroup, else its
+    /// root's resident set; `undefined` once it has ended, and between a service's runs.
+    #[napi(getter)]
+    pub fn memory_bytes(&self) -> Option<f64> {
+        self.inner.memory_bytes()
+    }
+
     #[napi(getter)]
     pub fn started_at_ms(&self) -> f64 {
         self.inner.started_at_ms as f64

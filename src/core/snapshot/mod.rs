@@ -78,17 +78,21 @@ pub struct LifecycleOptions {
 /// attached, and five minutes is the default of the cloud sandboxes this lifecycle follows.
 pub const PERSISTENT_DEFAULT_TIMEOUT_MS: f64 = 300_000.0;
 
-/// Reads `timeoutMs` (absent, or a positive finite number), `snapshotOnStop` and `persistent`
-/// (absent or booleans) from a sandbox's options object. A persistent sandbox always has a
-/// lifetime: `PERSISTENT_DEFAULT_TIMEOUT_MS` when it names none.
+/// Reads `timeoutMs` (absent, 0, or a positive finite number), `snapshotOnStop` and `persistent`
+/// (absent or booleans) from a sandbox's options object. A persistent sandbox that names no
+/// lifetime gets `PERSISTENT_DEFAULT_TIMEOUT_MS`; `timeoutMs: 0` asks for none, said outright
+/// because such a sandbox runs on with nobody attached until it is stopped.
 pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
     let timeout_ms = match v.get("timeoutMs") {
         Value::Undefined => None,
-        Value::Number(n) if n.is_finite() && *n > 0.0 => Some(*n),
+        Value::Number(n) if n.is_finite() && *n >= 0.0 => Some(*n),
         other => {
             return Err(CoreError::invalid_option(
                 "timeoutMs",
-                format!("timeoutMs must be a positive finite number of milliseconds, got {}", other.describe()),
+                format!(
+                    "timeoutMs must be a positive finite number of milliseconds, or 0 for no lifetime, got {}",
+                    other.describe()
+                ),
             ))
         }
     };
@@ -106,7 +110,11 @@ pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
              and a generated one is known to nobody",
         ));
     }
-    let timeout_ms = if persistent { Some(timeout_ms.unwrap_or(PERSISTENT_DEFAULT_TIMEOUT_MS)) } else { timeout_ms };
+    let timeout_ms = match timeout_ms {
+        Some(ms) if ms == 0.0 => None,
+        None if persistent => Some(PERSISTENT_DEFAULT_TIMEOUT_MS),
+        given => given,
+    };
     Ok(LifecycleOptions { timeout_ms, snapshot_on_stop, persistent })
 }
 

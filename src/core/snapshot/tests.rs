@@ -345,6 +345,14 @@ fn lifecycle_options_are_read_by_one_rule() {
         ("timeoutMs".to_string(), Value::Number(2_000.0)),
     ]);
     assert_eq!(lifecycle_options(&both).unwrap().timeout_ms, Some(2_000.0));
+    // 0: no lifetime, persistent or not.
+    let forever = Value::Object(vec![
+        ("persistent".to_string(), Value::Bool(true)),
+        ("id".to_string(), Value::String("agent-1".into())),
+        ("timeoutMs".to_string(), Value::Number(0.0)),
+    ]);
+    assert_eq!(lifecycle_options(&forever).unwrap().timeout_ms, None);
+    assert_eq!(lifecycle_options(&obj("timeoutMs", Value::Number(0.0))).unwrap().timeout_ms, None);
     assert_eq!(
         lifecycle_options(&obj("persistent", Value::String("yes".into()))).unwrap_err().code(),
         "INVALID_PROCESS_OPTION"
@@ -352,7 +360,6 @@ fn lifecycle_options_are_read_by_one_rule() {
     assert_eq!(lifecycle_options(&obj("timeoutMs", Value::Number(1.5))).unwrap().timeout_ms, Some(1.5));
     assert!(lifecycle_options(&obj("snapshotOnStop", Value::Bool(true))).unwrap().snapshot_on_stop);
     for bad in [
-        Value::Number(0.0),
         Value::Number(-1.0),
         Value::Number(f64::NAN),
         Value::Number(f64::INFINITY),

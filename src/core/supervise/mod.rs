@@ -4,7 +4,8 @@
 //! when it is over (`supervisor`), the runs after the first of a service (`service`), the
 //! lifecycle its waiters see (`state`), every live process of this OS process (`registry`), the
 //! port checks of `waitForPort` (`readiness`), the probes each run is watched with (`probe`, and
-//! `probe_exec` for a command), and how a process is asked to end (`shutdown`).
+//! `probe_exec` for a command), how a process is asked to end (`shutdown`), and the memory it
+//! uses now (`usage`).
 //!
 //! May use every other subsystem of the core but `persistent` and `snapshot`; none of them uses it.
 
@@ -21,3 +22,4 @@ mod shutdown;
 pub mod state;
 pub mod stdin;
 pub mod supervisor;
+mod usage;

@@ -201,6 +201,12 @@ impl Cgroup {
     pub fn memory_peak_bytes(&self) -> Option<f64> {
         memory_peak_bytes(&self.dir)
     }
+
+    /// The memory its members use now, in bytes (`memory.current`), where the memory controller
+    /// is enabled for it.
+    pub fn memory_bytes(&self) -> Option<f64> {
+        read(&self.dir, "memory.current").ok()?.trim().parse().ok()
+    }
 }
 
 /// A small cgroup file, opened by path and read to its end with plain reads (`read_to_string`
