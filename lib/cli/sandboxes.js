@@ -106,11 +106,16 @@ async function openSandbox(id) {
   return conn
 }
 
-/** The Processes API of process `pid` (or name) of the sandbox; CliError when the sandbox has no such process. */
+/**
+ * The Processes API of process `pid` of the sandbox: the pid it was spawned with, its name, or
+ * a service's current run's, which the supervisor resolves. CliError when it has no such process.
+ */
 async function processOf(conn, pid) {
-  const listed = (await conn.call('list')).find((p) => p.pid === String(pid) || p.name === pid)
-  if (!listed) throw new CliError(`sandbox ${conn.sandbox.id} has no process ${pid} (procvisor ps ${conn.sandbox.id} lists them)`)
-  return new RemoteProcessView(conn, listed.pid, { command: listed.command })
+  const key = await conn.call('lookup', { pid: String(pid) })
+  if (key === null) throw new CliError(`sandbox ${conn.sandbox.id} has no process ${pid} (procvisor ps ${conn.sandbox.id} lists them)`)
+  const listed = await conn.call('list')
+  const entry = listed.find((p) => p.pid === String(pid) || p.name === pid) ?? listed.find((p) => p.pid === key)
+  return new RemoteProcessView(conn, key, { command: entry?.command })
 }
 
 /** Terminal `id` of the sandbox; CliError when it has none of that id. */
