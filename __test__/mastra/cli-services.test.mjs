@@ -105,6 +105,27 @@ describe('procvisor start', () => {
   })
 })
 
+describe('procvisor start --name', () => {
+  it('gives the process a name that ps shows and the other commands take; a taken name is refused, a bad one is a usage error', async () => {
+    const { id } = await sandbox()
+    const started = await cli('start', id, '--name', 'ticker', '--json', '--', 'sh', '-c', 'echo tick; sleep 30')
+    assert.equal(started.status, 0, started.err)
+    const { pid, name } = JSON.parse(started.out)
+    assert.equal(name, 'ticker')
+    assert.equal(JSON.parse((await cli('ps', id, '--json')).out).processes.find((p) => p.pid === pid).name, 'ticker')
+    assert.equal(JSON.parse((await cli('describe', id, 'ticker', '--json')).out).pid, pid)
+    await eventually(async () => (await cli('logs', id)).out === 'ticker | tick\n', 5000)
+
+    const taken = await cli('start', id, '--name', 'ticker', '--', 'sleep', '30')
+    assert.equal(taken.status, 1)
+    assert.match(taken.err, /ticker/)
+    const bad = await cli('start', id, '--name', '123', '--', 'sleep', '30')
+    assert.equal(bad.status, 2)
+    assert.match(bad.err, /--name must be/)
+    assert.equal(JSON.parse((await cli('ps', id, '--json')).out).processes.length, 1, 'neither started')
+  })
+})
+
 describe('procvisor restart', () => {
   it('starts a new run of a service now, keeping its policy and counting the restart, even after an exit the policy would not restart', async () => {
     const { id } = await sandbox()

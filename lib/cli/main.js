@@ -58,15 +58,17 @@ const COMMANDS = {
     run: (a, io) => require('./attach').attach(a, io),
   },
   start: {
-    usage: 'procvisor start <sandbox> [--restart always|on-failure] [--ready-port P [--ready-timeout MS]] [--pty] [--cwd DIR] [--env NAME=VALUE]... [--json] -- <command> [args...]',
+    usage: 'procvisor start <sandbox> [--name N] [--restart always|on-failure] [--ready-port P [--ready-timeout MS]] [--pty] [--cwd DIR] [--env NAME=VALUE]... [--json] -- <command> [args...]',
     about:
       'Starts a process in a running sandbox: the command after `--`, run as it is given (no shell), in the working directory of the sandbox (or --cwd, ' +
-      'relative to here), with PATH and the --env values. Prints its pid (--json: {"pid","command"}). --restart makes it a service with that policy; ' +
+      'relative to here), with PATH and the --env values. Prints its pid (--json: {"pid","command","name"}). --name gives it a name that ' +
+      'logs, kill, restart and describe take for its pid (one live process each). --restart makes it a service with that policy; ' +
       '--pty runs it on a terminal (procvisor attach reaches it). --ready-port waits until 127.0.0.1:P accepts a connection (at most --ready-timeout MS, ' +
       `default ${READY_MS}) and fails, with exit status 1, if the process exits first.`,
     positionals: ['sandbox'],
     argv: true,
     options: {
+      name: { type: 'string' },
       restart: { type: 'string' },
       'ready-port': { type: 'string' },
       'ready-timeout': { type: 'string' },
@@ -178,6 +180,7 @@ function integerArg(value, name, min, max) {
 
 /** The options of `start`, checked before anything runs. */
 function startArgs(args) {
+  if (args.name !== undefined && !validName(args.name)) throw new UsageError(`--name must be 1 to 64 of A-Z a-z 0-9 . _ -, not all digits, not ${JSON.stringify(args.name)}`)
   if (args.restart !== undefined && !POLICIES.includes(args.restart)) throw new UsageError(`--restart must be ${POLICIES.join(' or ')}, not ${JSON.stringify(args.restart)}`)
   if (args['ready-port'] !== undefined) args.readyPort = integerArg(args['ready-port'], '--ready-port', 1, 65535)
   if (args['ready-timeout'] !== undefined && args.readyPort === undefined) throw new UsageError('--ready-timeout needs --ready-port')

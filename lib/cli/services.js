@@ -74,6 +74,7 @@ async function start(args, io) {
       cwd: args.cwd === undefined ? undefined : path.resolve(args.cwd),
       env: args.env,
       pty: args.pty || undefined,
+      name: args.name,
       restart: args.restart === undefined ? undefined : { policy: args.restart },
     }
     const answer = await conn.call('spawn', spawn)
@@ -84,6 +85,7 @@ async function start(args, io) {
     if (args.readyPort !== undefined) await waitForPort(view, pid, args.readyPort, args.readyTimeout, io)
     if (args.json) {
       const out = { pid, command: answer.command }
+      if (answer.name !== undefined) out.name = answer.name
       if (args.readyPort !== undefined) out.ready = true
       io.out.write(`${JSON.stringify(out)}\n`)
     } else {
