@@ -53,7 +53,7 @@ describe('procvisor start', () => {
   it('runs the argv after -- without a shell, prints its pid, and --ready-port returns once the port serves', async () => {
     const { id } = await sandbox()
     const port = await freePort()
-    const started = await cli('start', id, '--ready-port', String(port), '--env', 'GREETING=hi there', '--json', '--', 'node', '-e', server(port, 700))
+    const started = await cli('start', id, '--ready-port', String(port), '--json', '--', 'node', '-e', server(port, 700))
     assert.equal(started.status, 0, started.err)
     const { pid, ready } = JSON.parse(started.out)
     assert.equal(ready, true)
@@ -65,11 +65,15 @@ describe('procvisor start', () => {
     assert.equal(row.state, 'running')
     assert.match(row.command, /^node -e '/)
 
-    // No shell: `$HOME` and `;` reach the program as they are.
-    const echoed = await cli('start', id, '--', 'node', '-e', 'console.log(process.argv[1], process.env.GREETING)', '$HOME;', '--flag')
+    // No shell: `$HOME` and `;` reach the program as they are; --env reaches its environment.
+    const echoed = await cli('start', id, '--env', 'GREETING=hi there', '--', 'node', '-e', 'console.log(process.argv[1], process.env.GREETING)', '$HOME;', '--flag')
     assert.equal(echoed.status, 0, echoed.err)
     assert.match(echoed.out, /^[1-9][0-9]*\n$/)
-    await eventually(async () => (await cli('logs', id, echoed.out.trim())).out === '$HOME; undefined\n', 5000)
+    await eventually(async () => (await cli('logs', id, echoed.out.trim())).out === '$HOME; hi there\n', 5000)
+
+    // --pty: on a terminal of its own, which attach reaches.
+    const onPty = (await cli('start', id, '--pty', '--', 'sh', '-c', 'tty; sleep 30')).out.trim()
+    await eventually(async () => /^\/dev\/pts\/\d+/.test((await cli('logs', id, onPty)).out), 5000)
   })
 
   it('fails with exit 1 when the process exits before its port serves, and with 2 on a bad command line before anything runs', async () => {
@@ -179,6 +183,14 @@ describe('procvisor restart', () => {
       assert.deepEqual([status.state, status.restarts], ['running', 1])
       assert.notEqual(status.pid, before, 'a new run, without the 60 s backoff')
       assert.equal(alive(before), false)
+      // In a backoff of a minute: the next run starts now, and the restart already counted stays one.
+      const dir = fs.mkdtempSync(path.join(tmp, 'backoff-'))
+      const flaky = await pm.exec(['sh', '-c', '[ -e ran ] && exec sleep 30; touch ran; exit 1'], { cwd: dir, restart: { policy: 'on-failure', backoffMs: { initial: 60_000 } } })
+      await eventually(async () => (await flaky.status()).state === 'backoff', 5000)
+      const t0 = Date.now()
+      const resumed = await flaky.restart()
+      assert.deepEqual([resumed.state, resumed.restarts], ['running', 1])
+      assert.ok(Date.now() - t0 < 5000)
       const once = await pm.exec(['sleep', '30'])
       await assert.rejects(once.restart(), InvalidProcessOptionError)
       assert.equal((await once.status()).state, 'running')
