@@ -19,11 +19,12 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
    * sandbox's lifetime (timeoutMs) of N ms ended"), a checkpoint is captured with `snapshotOnStop`, and `status` ends at `'stopped'`. A later
    * `start()` (or any command, which starts the sandbox again) begins a new lifetime. The timer
-   * never keeps Node alive. Not a positive finite number: `InvalidProcessOptionError` from the
-   * constructor. (Mastra's own `timeout` option is unrelated and, as in Mastra, unused.)
+   * never keeps Node alive. `0` means no lifetime. Not 0 or a positive finite number:
+   * `InvalidProcessOptionError` from the constructor. (Mastra's own `timeout` option is unrelated
+   * and, as in Mastra, unused.)
    *
-   * With `persistent`, there is always a lifetime (default 300000, five minutes), counted from
-   * the supervisor's start; attaching again does not extend it. The supervisor enforces it with
+   * With `persistent`, the lifetime is 300000 (five minutes) unless it names one, and `0` runs it
+   * without one, until `stop()` or `destroy()`. It counts from the supervisor's start; attaching again does not extend it. The supervisor enforces it with
    * or without anyone attached: it kills every process (one still running then resolves with
    * exit code 124, `timedOut: true`, `killed: true`, and stderr ends with "Process killed: the
    * sandbox's lifetime (timeoutMs) of N ms ended"), captures the checkpoint with
@@ -43,7 +44,7 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
   /**
    * The processes run under a supervisor process of the sandbox's own and outlive this Node
    * process, until `stop()`, `destroy()` or the end of the lifetime (`timeoutMs`, five minutes by
-   * default). The first `start()` starts the supervisor, detached (`sandbox.supervisor` is then
+   * default, none with `timeoutMs: 0`). The first `start()` starts the supervisor, detached (`sandbox.supervisor` is then
    * `'started'`); a `start()` in any later Node process of the same user, with the same `id` and
    * working directory, attaches to it (`outcome: 'connected'`, `sandbox.supervisor === 'joined'`), and with another
    * working directory throws `InvalidProcessOptionError` (one id is one sandbox). A start that
