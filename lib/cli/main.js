@@ -25,14 +25,15 @@ const POLICIES = ['always', 'on-failure']
 const COMMANDS = {
   ls: {
     usage: 'procvisor ls [--json]',
-    about: "Lists this user's persistent sandboxes: id, supervisor pid, started, expires, processes, terminals, working directory.",
+    about: "Lists this user's persistent sandboxes: id, supervisor pid, started, expires (never for one without a lifetime), processes, terminals, working directory.",
     positionals: [],
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./commands').ls(a, io),
   },
   ps: {
     usage: 'procvisor ps <sandbox> [--json]',
-    about: "Lists a sandbox's processes (pid, name, state, started, CPU time, exit code, command) and its terminals (id, pid, state).",
+    about:
+      "Lists a sandbox's processes (pid, name, state, started, CPU time, CPU% and memory in use and uptime while running, exit code, command) and its terminals (id, pid, state).",
     positionals: ['sandbox'],
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./commands').ps(a, io),
