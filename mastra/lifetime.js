@@ -21,6 +21,8 @@ class RunningSandbox {
     this.expired = false
     this.tracked = tracked
     this.dismissed = dismissed
+    /** The table of its processes' names, shared by every object of it (set as the first joins). */
+    this.names = undefined
     this.members = new Set()
     this.ended = false
     this.destroying = false
@@ -81,6 +83,9 @@ class LifetimeMethods {
     running.members.add(this)
     this.processes._tracked = running.tracked
     this.processes._dismissed = running.dismissed
+    // One sandbox, one table of names, whichever of its objects spawns.
+    running.names ??= this.processes._names
+    this.processes.__names = running.names
   }
 
   /**

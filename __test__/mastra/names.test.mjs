@@ -78,6 +78,19 @@ for (const backend of BACKENDS) {
       assert.ok(alive(Number(plain.pid)))
     })
 
+    it('two objects of one sandbox share its names', async () => {
+      const dir = await make()
+      const other = backend.make({ id: sb.id, workingDirectory: dir, env: { PATH: process.env.PATH } })
+      try {
+        await other.start()
+        const held = await sb.processes.spawn('sleep 30', { name: 'shared' })
+        await assert.rejects(other.processes.spawn('touch ran', { name: 'shared' }), (e) => e instanceof InvalidProcessOptionError && e.message.includes(`process ${held.pid}`))
+        assert.equal(fs.existsSync(path.join(dir, 'ran')), false)
+      } finally {
+        if (backend.persistent) await other.detach()
+      }
+    })
+
     it('a service keeps its name across runs; the list shows the current run', { skip: onlyOn(backend, ['persistent'], "the supervisor's list") }, async () => {
       await make()
       const svc = await sb.processes.spawn('sleep 0.2; exit 1', { name: 'svc', restart: { policy: 'always', backoffMs: { initial: 10 } } })

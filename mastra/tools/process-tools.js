@@ -22,7 +22,7 @@ async function processOf(sandbox, pid) {
   const found = /^\d+$/.test(key) || validName(key) ? await sandbox._backend.get(pm, key) : undefined
   const handle = found && !pm._dismissed?.has(found.pid) ? found : undefined
   if (!handle) {
-    throw new errors.ProcessNotFoundError(`no process with pid or name ${key} in this sandbox (it never ran here, or it was killed and forgotten); list_processes lists the ones there are`)
+    throw new errors.ProcessNotFoundError(`no process ${/^\d+$/.test(key) ? 'with pid' : 'named'} ${key} in this sandbox (it never ran here, or it was killed and forgotten); list_processes lists the ones there are`)
   }
   return handle
 }
