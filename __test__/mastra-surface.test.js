@@ -313,10 +313,13 @@ test.describe('SandboxProcessManager', () => {
     const b = await m.spawn('exit 3')
     await b.wait()
     const list = await m.list()
-    // Under cgroup containment each entry also has the tree's CPU time.
+    // Under cgroup containment each entry also has the tree's CPU time; a running one, the
+    // memory it holds now.
     for (const info of list) {
       assert.equal(typeof info.cpuTimeMs === 'number', m.containment === 'cgroup')
+      if (info.running) assert.ok(info.memoryBytes > 0, `memoryBytes ${info.memoryBytes}`)
       delete info.cpuTimeMs
+      delete info.memoryBytes
     }
     assert.deepEqual(
       list.sort((x, y) => x.command.localeCompare(y.command)),
