@@ -3,20 +3,18 @@
 // checkpoints, copies made by whoever calls, the sandbox's processes left running.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox } from 'procvisor/mastra'
-import { ROOT, alive, tempDir } from './helpers.mjs'
-import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
+import { alive, tempDir } from './helpers.mjs'
+import { procvisor, startElsewhere, freshId, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 import { treeDifference, treeDigest } from './tree-digest.mjs'
 
 const { binding } = createRequire(import.meta.url)('../../lib/native/native.js')
 
 privateSockets()
-const BIN = path.join(ROOT, 'bin/procvisor.js')
 const children = []
 let tmp
 let id
@@ -24,12 +22,7 @@ let wd
 let cps
 let server
 
-/** Runs `procvisor ...args`; resolves with its exit status, stdout and stderr. */
-function cli(...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], (error, out, err) => resolve({ status: error ? error.code : 0, out, err }))
-  })
-}
+const cli = procvisor
 
 /** The checkpoint `name` restored into an empty directory, as start() restores it. */
 async function fullRestore(name) {

@@ -2,28 +2,22 @@
 // process of their own, with real servers answering on real ports.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { ROOT, alive, eventually, freePort, tempDir } from './helpers.mjs'
-import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
+import { alive, eventually, freePort, tempDir } from './helpers.mjs'
+import { procvisor, startElsewhere, freshId, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager, InvalidProcessOptionError } = require('../../index.js')
 
 privateSockets()
-const BIN = path.join(ROOT, 'bin/procvisor.js')
 const children = []
 const ids = []
 let tmp
 
-function cli(...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8' }, (error, out, err) => resolve({ status: error ? error.code : 0, out, err }))
-  })
-}
+const cli = procvisor
 
 async function sandbox(script = 'console.log(JSON.stringify({}))', options = '') {
   const id = freshId()

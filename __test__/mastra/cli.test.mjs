@@ -2,31 +2,22 @@
 // of its own that then exits: what the command line sees is what the supervisors serve.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
-import { startElsewhere, freshId, socketFor, sweep } from './persistent-common.mjs'
+import { BIN, procvisor, startElsewhere, freshId, socketFor, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager } = require('../../index.js')
 
 privateSockets()
-const BIN = path.join(ROOT, 'bin/procvisor.js')
 const children = []
 const ids = []
 let tmp
 
-/** Runs `procvisor ...args`; resolves with its exit status, stdout and stderr. */
-function cli(...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'buffer', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-      resolve({ status: error ? error.code : 0, stdout, out: stdout.toString(), err: stderr.toString() })
-    })
-  })
-}
+const cli = procvisor
 
 /** Starts sandbox `id` from a Node process of its own running `script` (after start()); resolves with what it printed. */
 async function startIn(id, script, options = '') {

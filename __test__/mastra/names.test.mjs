@@ -5,27 +5,21 @@
 // `ps` and `kill <sandbox> <name>`, and the agent tools taking a name for a pid.
 import { after, afterEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { WORKSPACE_TOOLS_PREFIX } from '@mastra/core/workspace'
 import { createProcessTools } from 'procvisor/mastra'
 import { InvalidProcessOptionError } from 'procvisor'
 import { BACKENDS, end, onlyOn, privateSockets } from './backends.mjs'
-import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
-import { child, IMPORT } from './persistent-common.mjs'
+import { alive, eventually, tempDir } from './helpers.mjs'
+import { procvisor, child, IMPORT } from './persistent-common.mjs'
 
 privateSockets()
 const T = (name) => `${WORKSPACE_TOOLS_PREFIX}_${name}`
-const BIN = path.join(ROOT, 'bin/procvisor.js')
 const children = []
 const dirs = []
 
-function cli(...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8' }, (error, stdout, stderr) => resolve({ status: error ? error.code : 0, out: stdout, err: stderr }))
-  })
-}
+const cli = procvisor
 
 after(() => {
   for (const c of children) c.kill('SIGKILL')

@@ -1,6 +1,6 @@
 // What the persistent sandbox tests share: Node processes that start or attach to a
 // sandbox, fresh ids, and the sweep that leaves no supervisor running after a test.
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -87,6 +87,18 @@ export function sandboxesPerTest(prefix) {
       return { sb, socketPath }
     },
   }
+}
+
+/** The command line, as a user runs it. */
+export const BIN = path.join(ROOT, 'bin/procvisor.js')
+
+/** Runs `procvisor ...args`; resolves with its exit status, stdout (`out` as text, `stdout` as bytes) and stderr. */
+export function procvisor(...args) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { encoding: 'buffer', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      resolve({ status: error ? error.code : 0, stdout, out: stdout.toString(), err: stderr.toString() })
+    })
+  })
 }
 
 /** The socket of sandbox `id` for a Node process with the environment `env`. */

@@ -7,8 +7,8 @@ import * as fs from 'node:fs'
 import * as http from 'node:http'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { ROOT, tempDir } from './helpers.mjs'
-import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
+import { tempDir } from './helpers.mjs'
+import { BIN, startElsewhere, freshId, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
 import { launchChromium, recordingPage, dropConnection, screenLines, screenShows } from './web-browser.mjs'
 
@@ -18,7 +18,7 @@ const { NativeLocalSandbox } = require('../../mastra/index.js')
 const WebSocket = require('ws')
 
 privateSockets()
-const BIN = path.join(ROOT, 'bin/procvisor.js')
+
 const SHELL = { command: ['/bin/bash', '--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' } }
 let browser
 let tmp
