@@ -13,6 +13,14 @@ const { freePort } = require('./helpers')
 const ROOT = path.resolve(__dirname, '..')
 const EXAMPLES = path.join(ROOT, 'examples')
 
+/** The example files of examples/ (a directory there, such as stack/, has a test of its own). */
+function exampleFiles() {
+  return fs
+    .readdirSync(EXAMPLES, { withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => d.name)
+}
+
 /** The fenced JavaScript/TypeScript blocks of the README and docs: `{ where, name, code }`. */
 function documentedBlocks(root = ROOT) {
   const files = [path.join(root, 'README.md'), ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join(root, 'docs', f))]
@@ -36,7 +44,7 @@ function documentedBlocks(root = ROOT) {
  */
 function freshProject({ link = true } = {}) {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-examples-')))
-  for (const f of fs.readdirSync(EXAMPLES)) fs.copyFileSync(path.join(EXAMPLES, f), path.join(dir, f))
+  for (const f of exampleFiles()) fs.copyFileSync(path.join(EXAMPLES, f), path.join(dir, f))
   if (link) {
     fs.mkdirSync(path.join(dir, 'node_modules', '@mastra'), { recursive: true })
     fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'procvisor'))
@@ -180,4 +188,4 @@ function escape(s) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
-module.exports = { ROOT, EXAMPLES, documentedBlocks, freshProject, examples, ownedBy }
+module.exports = { ROOT, EXAMPLES, exampleFiles, documentedBlocks, freshProject, examples, ownedBy }

@@ -31,7 +31,7 @@ import type {
   SandboxStartOptions,
   SpawnProcessOptions,
 } from '@mastra/core/workspace'
-import type { ProbeOptions, ProcessHandle as ProcvisorProcessHandle, ProcessSignal, RestartOptions, ShutdownOptions, TerminalOptions } from '../index'
+import type { ProbeOptions, ProcessHandle as ProcvisorProcessHandle, ProcessSignal, RestartOptions, ShutdownOptions, TerminalOptions, StackConfig, StackUpOptions, StackUpResult, StackDownResult } from '../index'
 import type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
 export { SandboxSnapshotError, SandboxSupervisorLostError, SandboxProtocolError, SandboxAccessError } from '../index'
 export type { NativeLocalSandboxOptions, NativeStartResult, NativeCheckpointReport } from './options'
@@ -223,6 +223,19 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
    * exit is still waited for, so send a signal the process survives with `handle.kill(signal)`.
    */
   kill(pid: string, signal?: ProcessSignal): Promise<boolean>
+  /**
+   * procvisor extension: starts each process of the stack that is not running by its name (in a
+   * persistent sandbox: among its supervisor's), in dependency order, each once its `dependsOn`
+   * conditions are met. A bad config rejects with `InvalidProcessOptionError` before anything
+   * runs; a dependency that can never meet its condition with `ProcessExitedBeforeReadyError`
+   * naming both, and nothing after it starts.
+   */
+  up(config: StackConfig, options?: StackUpOptions): Promise<StackUpResult>
+  /**
+   * procvisor extension: stops the running processes of the stack (default: the last one brought
+   * up here) in the reverse of the start order, each through its `shutdown`; resolves once each has exited.
+   */
+  down(config?: StackConfig, options?: StackUpOptions): Promise<StackDownResult>
 }
 
 /**

@@ -115,6 +115,11 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       return this.sandbox?._backend ?? local
     }
 
+    /** @internal What lib/stack/ brings up and down in this sandbox. */
+    _stackTarget() {
+      return require('../lib/stack/targets.js').sandboxTarget(this)
+    }
+
     /** @internal A handle not yet attached to a process. */
     _newHandle(options) {
       return new NativeProcessHandle(options)
@@ -130,7 +135,10 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
     }
   }
 
-  traceMethods(NativeProcessManager, ['spawn', 'list', 'get', 'kill'])
+  // up(config) / down(config?): a stack of named processes (lib/stack/).
+  const { StackMethods } = require('../lib/stack/targets.js')
+  for (const key of Object.keys(StackMethods)) Object.defineProperty(NativeProcessManager.prototype, key, { value: StackMethods[key], writable: true, configurable: true })
+  traceMethods(NativeProcessManager, ['spawn', 'list', 'get', 'kill', 'up', 'down'])
   return NativeProcessManager
 }
 

@@ -18,6 +18,7 @@ import type { ProcessHandle, ProcessInfo, SpawnProcessOptions } from './mastra-s
 import type { ProcessManagerOptions, ProcessSignal, TerminalOptions } from './options'
 import type { ExecOptions, Process, ProcessCommand, ProcessStatus } from './processes-api'
 import type { CreateTerminalOptions, Terminal } from './terminal'
+import type { StackConfig, StackDownResult, StackUpOptions, StackUpResult } from './stack'
 
 /**
  * Starts and tracks processes. Both faces share one registry: {@link ProcessManager.spawn} /
@@ -82,6 +83,18 @@ export declare class ProcessManager {
   getProcess(id: string): Promise<Process | null>
   /** The status of the running processes and the last 64 exited ones, oldest start first; `[]` once closed. */
   listProcesses(): Promise<ProcessStatus[]>
+  /**
+   * Starts each process of the stack that is not running by its name, in dependency order, each once
+   * its `dependsOn` conditions are met. A bad config (a cycle, an unknown dependency or key) rejects
+   * with {@link InvalidProcessOptionError} before anything runs; a dependency that can never meet its
+   * condition rejects with `ProcessExitedBeforeReadyError` naming both, and nothing after it starts.
+   */
+  up(config: StackConfig, options?: StackUpOptions): Promise<StackUpResult>
+  /**
+   * Stops the running processes of the stack (default: the last one brought up) in the reverse of
+   * the start order, each through its `shutdown`; resolves once each has exited.
+   */
+  down(config?: StackConfig, options?: StackUpOptions): Promise<StackDownResult>
   /**
    * Starts `command` (default `['/bin/sh']`) on a pseudo-terminal of its own and resolves with
    * its {@link Terminal} once it runs. Bad values reject as for `exec` (`cols` / `rows` / `term`

@@ -12,7 +12,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
-const { EXAMPLES, examples, ownedBy } = require('../examples.js')
+const { EXAMPLES, exampleFiles, examples, ownedBy } = require('../examples.js')
 
 const started = Date.now()
 const CHECKOUT = fs.realpathSync(path.join(__dirname, '..', '..'))
@@ -250,7 +250,7 @@ async function readmeExamples(node, withMastra) {
   const version = sh(node, ['-p', 'process.versions.node']).trim()
   const dir = path.join(tmp, `examples-${version}`)
   fs.mkdirSync(dir)
-  for (const f of fs.readdirSync(EXAMPLES)) fs.copyFileSync(path.join(EXAMPLES, f), path.join(dir, f))
+  for (const f of exampleFiles()) fs.copyFileSync(path.join(EXAMPLES, f), path.join(dir, f))
   const runtime = path.join(dir, '.runtime')
   fs.mkdirSync(runtime, { mode: 0o700 })
   const project = { dir, env: { ...env, XDG_RUNTIME_DIR: runtime } }

@@ -136,6 +136,24 @@ const COMMANDS = {
     options: { json: { type: 'boolean' } },
     run: (a, io) => require('./checkpoint').checkpoint(a, io),
   },
+  up: {
+    usage: 'procvisor up [-f FILE] [--detach]',
+    about:
+      'Brings a stack up: reads FILE (default procvisor.config.yaml, .yml or .json here), starts or joins the persistent sandbox of its id ' +
+      '(with its timeoutMs; 0: no lifetime), and starts each process not already running by its name once its dependsOn conditions are met ' +
+      '(one line on stderr per step). Then follows every process\'s output, each line prefixed with its name, unless --detach; ' +
+      'Ctrl-C stops following and the stack runs on.',
+    positionals: [],
+    options: { file: { type: 'string', short: 'f' }, detach: { type: 'boolean', short: 'd' } },
+    run: (a, io) => require('./up').up(a, io),
+  },
+  down: {
+    usage: 'procvisor down [-f FILE]',
+    about: "Takes a stack down: stops its processes in the reverse of their start order, each through its shutdown, then the stack's sandbox.",
+    positionals: [],
+    options: { file: { type: 'string', short: 'f' } },
+    run: (a, io) => require('./up').down(a, io),
+  },
   web: {
     usage: 'procvisor web [--port N]',
     about:

@@ -265,6 +265,13 @@ class ProcessManager {
     )
   }
 
+  // ---- stacks --------------------------------------------------------------------------------
+
+  /** @internal What lib/stack/ brings up and down on this manager. */
+  _stackTarget() {
+    return require('../stack/targets').managerTarget(this)
+  }
+
   // ---- the Terminals API --------------------------------------------------------------------
 
   /**
@@ -338,5 +345,9 @@ class ProcessManager {
 }
 
 traceMethods(ProcessManager, ['spawn', 'exec', 'createTerminal', 'kill', 'close'])
+
+// up(config) / down(config?): a stack of named processes (lib/stack/).
+const { StackMethods } = require('../stack/targets')
+for (const key of Object.keys(StackMethods)) Object.defineProperty(ProcessManager.prototype, key, { value: StackMethods[key], writable: true, configurable: true })
 
 module.exports = { ProcessManager, request }
