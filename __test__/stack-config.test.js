@@ -7,8 +7,9 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { ProcessManager, InvalidProcessOptionError, ProcessExitedBeforeReadyError } = require('..')
+const { ProcessManager, InvalidProcessOptionError, ProcessExitedBeforeReadyError, ProcessAbortedError } = require('..')
 const { loadConfig, checkConfig } = require('../lib/stack/config')
+const { specOf } = require('../lib/stack/up')
 const { freePort } = require('./helpers')
 
 const STACK = path.join(__dirname, '..', 'examples', 'stack')
@@ -104,7 +105,7 @@ test('pm.up() starts in dependency order, waiting for each condition, and down()
       worker: { command: ['node', '-e', `${note('worker', 'SIGHUP')}setInterval(()=>{},1000)`], dependsOn: { migrate: 'completed-successfully', server: 'ready' }, shutdown: { signal: 'SIGHUP' } },
       migrate: { command: `node -e "require('fs').appendFileSync('events.log','start migrate '+Date.now()+'\\n')"`, dependsOn: { server: 'started' } },
       server: {
-        command: ['node', '-e', `${note('server', 'SIGTERM')}setTimeout(()=>require('net').createServer().listen(${port},'127.0.0.1'),300)`],
+        command: ['node', '-e', `${note('server', 'SIGTERM')}setTimeout(()=>require('net').createServer().listen(${port},'127.0.0.1'),1000)`],
         readiness: { port, periodMs: 50 },
         shutdown: { signal: 'SIGTERM' },
       },
@@ -115,8 +116,8 @@ test('pm.up() starts in dependency order, waiting for each condition, and down()
   const events = () => fs.readFileSync(path.join(dir, 'events.log'), 'utf8').trim().split('\n').map((l) => l.split(' '))
   const at = (what, name) => Number(events().find((e) => e[0] === what && e[1] === name)?.[2])
   while (!at('start', 'worker')) await new Promise((r) => setTimeout(r, 20))
-  assert.ok(at('start', 'server') <= at('start', 'migrate'), 'migrate waits for the server to be started only')
-  assert.ok(at('start', 'worker') - at('start', 'server') >= 300, 'the worker waits for the server to listen, 300 ms after its start')
+  assert.ok(at('start', 'migrate') - at('start', 'server') < 1000, 'migrate waits for the server to be started only, not to listen')
+  assert.ok(at('start', 'worker') - at('start', 'server') >= 1000, 'the worker waits for the server to listen, 1 s after its start')
   assert.ok(at('start', 'migrate') < at('start', 'worker'), 'the worker waits for migrate to complete')
 
   // Brought up again, what runs is joined, not started twice.
@@ -166,4 +167,33 @@ test('a bad config, a cycle, and a value only the spawn checks leave nothing run
   await assert.rejects(pm.up(late), (e) => e instanceof InvalidProcessOptionError && /^processes\.second: /.test(e.message) && /policy/.test(e.message))
   const left = await pm.listProcesses()
   assert.deepEqual(left.map((p) => [p.name, p.state]), [['first', 'exited']])
+})
+
+test("a file's stack runs in the file's directory, and a process's cwd is relative to it", (t) => {
+  const file = configFile(t, 'procvisor.config.yaml', 'processes:\n  web: { command: "true", cwd: site }\n  jobs: { command: [node, jobs.js] }\n')
+  const dir = path.dirname(file)
+  const config = loadConfig(file)
+  assert.equal(config.workingDirectory, dir)
+  assert.equal(specOf(config, 'web').cwd, path.join(dir, 'site'))
+  assert.equal(specOf(config, 'jobs').cwd, dir)
+  const moved = configFile(t, 'procvisor.config.json', JSON.stringify({ workingDirectory: 'app', processes: { web: { command: 'true', cwd: 'site' } } }))
+  assert.equal(specOf(loadConfig(moved), 'web').cwd, path.join(path.dirname(moved), 'app', 'site'))
+})
+
+test('an abort ends the wait for a dependency that never gets ready; the dependant is not started', async (t) => {
+  const dir = tempDir(t)
+  const port = await freePort()
+  const pm = new ProcessManager({ workingDirectory: dir })
+  t.after(() => pm.close())
+  const config = {
+    processes: {
+      slow: { command: 'sleep 30', readiness: { port, periodMs: 50 } },
+      app: { command: 'touch app-ran; sleep 30', dependsOn: { slow: 'ready' } },
+    },
+  }
+  const began = Date.now()
+  await assert.rejects(pm.up(config, { signal: AbortSignal.timeout(300) }), (e) => e instanceof ProcessAbortedError && /app was not started: .* waited for slow to be ready/.test(e.message))
+  assert.ok(Date.now() - began < 5000)
+  assert.deepEqual((await pm.listProcesses()).map((p) => [p.name, p.state]), [['slow', 'running']])
+  assert.equal(fs.existsSync(path.join(dir, 'app-ran')), false)
 })

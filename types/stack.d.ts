@@ -39,6 +39,8 @@ export interface StackConfig {
 export interface StackUpOptions {
   /** Hears each step: `('db', 'started (pid 42)')`, `('db', 'ready')`, `('api', 'already running')`. */
   onProgress?: (name: string, what: string) => void
+  /** Ends a wait for a dependency with `ProcessAbortedError`; what started runs on. */
+  signal?: AbortSignal
 }
 
 /** What `up()` did, names in start order. */

@@ -9,9 +9,8 @@ const { openRunning } = require('./sandboxes')
 /** The persistent sandbox of a stack: its config's `id`, else the name of the config's directory. */
 function sandboxOf(config) {
   const { NativeLocalSandbox } = require('../../mastra')
-  const workingDirectory = config.workingDirectory ?? path.dirname(config.file)
   const id = config.id ?? path.basename(path.dirname(config.file))
-  return new NativeLocalSandbox({ id, workingDirectory, persistent: true, ...(config.timeoutMs !== undefined && { timeoutMs: config.timeoutMs }) })
+  return new NativeLocalSandbox({ id, workingDirectory: config.workingDirectory, persistent: true, ...(config.timeoutMs !== undefined && { timeoutMs: config.timeoutMs }) })
 }
 
 const progress = (io) => (name, what) => io.err.write(`${name}: ${what}\n`)

@@ -144,7 +144,9 @@ function loadConfig(file, dir = process.cwd()) {
   } catch (e) {
     throw errors.invalidOption(`${file}: cannot be read (${e.code ?? e.message})`)
   }
-  return { file: full, ...checkConfig(parseText(file, text), { where: file, base: path.dirname(full) }) }
+  const config = checkConfig(parseText(file, text), { where: file, base: path.dirname(full) })
+  // A file's stack runs where the file is, unless it says otherwise.
+  return { file: full, ...config, workingDirectory: config.workingDirectory ?? path.dirname(full) }
 }
 
 module.exports = { loadConfig, checkConfig, parseText, DEFAULT_FILES }

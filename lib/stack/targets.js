@@ -39,12 +39,12 @@ const StackMethods = {
   async up(config, options = {}) {
     const checked = config && Array.isArray(config.order) && config.processes ? config : checkConfig(config)
     this._stack = checked
-    return up(this._stackTarget(), checked, options.onProgress)
+    return up(this._stackTarget(), checked, options)
   },
   async down(config, options = {}) {
     const checked = config === undefined ? this._stack : config && Array.isArray(config.order) && config.processes ? config : checkConfig(config)
     if (!checked) throw errors.invalidOption('down() needs the config of a stack: none was brought up here')
-    return down(this._stackTarget(), checked, options.onProgress)
+    return down(this._stackTarget(), checked, options)
   },
 }
 

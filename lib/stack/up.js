@@ -17,8 +17,10 @@ function specOf(config, name) {
   const p = config.processes[name]
   const base = config.workingDirectory
   const spec = { command: p.command }
-  // A process's cwd is the stack's, unless it says otherwise (relative to the stack's).
-  if (p.cwd !== undefined || base !== undefined) spec.cwd = path.resolve(base ?? process.cwd(), p.cwd ?? '.')
+  // A process's cwd is the stack's, unless it says otherwise (relative to the stack's); a stack
+  // without one leaves the cwd to the face's own rule.
+  if (base !== undefined) spec.cwd = path.resolve(base, p.cwd ?? '.')
+  else if (p.cwd !== undefined) spec.cwd = p.cwd
   for (const key of ['env', 'restart', 'readiness', 'liveness', 'shutdown', 'pty']) if (p[key] !== undefined) spec[key] = p[key]
   return spec
 }
@@ -46,8 +48,9 @@ function verdict(condition, status, probes) {
 }
 
 /** Waits until `view` (process `dep`) meets `condition`; a dependency that never will fails `name`. */
-async function waitFor(name, dep, condition, view, probes) {
+async function waitFor(name, dep, condition, view, probes, signal) {
   for (;;) {
+    if (signal?.aborted) throw new errors.ProcessAbortedError(`${name} was not started: up() was aborted while it waited for ${dep} to be ${condition}`)
     const status = await view.status()
     const v = verdict(condition, status, probes)
     if (v === true) return
@@ -63,18 +66,20 @@ async function waitFor(name, dep, condition, view, probes) {
 
 /**
  * Starts every process of `config` (checked) that is not running by its name, each once its
- * dependencies meet their conditions. `onProgress(name, what)` hears of each step. Resolves with
- * `{ started, running }`, names in start order.
+ * dependencies meet their conditions. `onProgress(name, what)` hears of each step; an abort of
+ * `signal` ends a wait (what started runs on). Resolves with `{ started, running }`, names in
+ * start order.
  */
-async function up(target, config, onProgress = () => {}) {
+async function up(target, config, { onProgress = () => {}, signal } = {}) {
   const views = new Map()
   const started = []
   const running = []
   for (const name of config.order) {
     const p = config.processes[name]
+    if (signal?.aborted) throw new errors.ProcessAbortedError(`${name} was not started: up() was aborted`)
     for (const [dep, condition] of Object.entries(p.dependsOn ?? {})) {
       if (condition === 'started') continue
-      await waitFor(name, dep, condition, views.get(dep), config.processes[dep])
+      await waitFor(name, dep, condition, views.get(dep), config.processes[dep], signal)
       onProgress(dep, condition)
     }
     const live = await target.find(name)
@@ -106,7 +111,7 @@ async function up(target, config, onProgress = () => {}) {
  * Stops the processes of `config` that are running, in the reverse of the start order, each
  * through its own shutdown, one after the other. Resolves with `{ stopped }` once all have exited.
  */
-async function down(target, config, onProgress = () => {}) {
+async function down(target, config, { onProgress = () => {} } = {}) {
   const stopped = []
   for (const name of [...config.order].reverse()) {
     const view = await target.find(name)
