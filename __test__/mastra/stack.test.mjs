@@ -149,6 +149,37 @@ describe('procvisor up and down', () => {
     }
   })
 
+  it('a dependency that exits before it is ready fails up with both names; its dependant never starts, down stops the rest', async () => {
+    const dir = tempDir('procvisor-stack-dep-')
+    dirs.push(dir)
+    const id = freshId()
+    fs.writeFileSync(
+      path.join(dir, 'procvisor.config.json'),
+      JSON.stringify({
+        id,
+        processes: {
+          cache: { command: 'sleep 30' },
+          db: { command: 'echo no disk >&2; exit 3', readiness: { port: 47014, periodMs: 50 }, dependsOn: { cache: 'started' } },
+          api: { command: 'touch api-ran; sleep 30', dependsOn: { db: 'ready' } },
+        },
+      }),
+    )
+    try {
+      const r = await cli(dir, 'up', '--detach')
+      assert.equal(r.status, 1, r.err)
+      assert.match(r.err, /^procvisor: api depends on db being ready, and db exited with code 3 before it was ready: api was not started$/m)
+      const ps = JSON.parse((await cli(dir, 'ps', id, '--json')).out)
+      assert.deepEqual(ps.processes.map((p) => [p.name, p.state]).sort(), [['cache', 'running'], ['db', 'exited']])
+      assert.equal(fs.existsSync(path.join(dir, 'api-ran')), false)
+      const down = await cli(dir, 'down')
+      assert.equal(down.status, 0, down.err)
+      assert.match(down.err, /^cache: stopped/m)
+      assert.match((await cli(dir, 'ls')).out, /no persistent sandboxes are running/)
+    } finally {
+      await sweep(id)
+    }
+  })
+
   it('--help says what up and down do', async () => {
     const up = await cli(ROOT, 'up', '--help')
     assert.equal(up.status, 0)

@@ -36,7 +36,8 @@ function verdict(condition, status, probes) {
       if (status.ready === true) return true
       return exited ? `${how()} before it was ready` : false
     case 'healthy':
-      if (!exited && status.healthy === true && (probes.readiness === undefined || status.ready === true)) return true
+      // A service between two runs is neither: only a run that is up counts.
+      if (status.state === 'running' && status.healthy === true && (probes.readiness === undefined || status.ready === true)) return true
       return exited ? `${how()} before it was healthy` : false
     case 'completed':
       return exited
