@@ -58,7 +58,8 @@ async function waitFor(name, dep, condition, view, probes, signal) {
     if (typeof v === 'string' || status.gaveUp) {
       const reason = typeof v === 'string' ? v : 'gave up restarting'
       const err = new errors.ProcessExitedBeforeReadyError(`${name} depends on ${dep} being ${condition}, and ${dep} ${reason}: ${name} was not started`)
-      Object.assign(err, { process: name, dependency: dep, condition, pid: status.pid, exitCode: status.exit?.code ?? null, signal: status.exit?.signal ?? null })
+      Object.assign(err, { process: name, dependency: dep, condition, pid: status.pid, exitCode: status.exit?.code ?? null })
+      if (status.exit?.signal) err.signal = status.exit.signal
       throw err
     }
     await sleep(POLL_MS)
