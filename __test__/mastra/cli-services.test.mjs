@@ -275,4 +275,15 @@ describe('a sandbox without a lifetime', () => {
     assert.equal(started.status, 0, started.err)
     assert.equal(alive(Number(started.out.trim())), true)
   })
+
+  it('outlives the lifetime a sandbox started beside it with timeoutMs has, its service still running', async () => {
+    const forever = await sandbox('console.log(JSON.stringify({}))', ', timeoutMs: 0')
+    const brief = await sandbox('console.log(JSON.stringify({}))', ', timeoutMs: 1500')
+    const service = await cli('start', forever.id, '--restart', 'always', '--', 'sleep', '300')
+    assert.equal(service.status, 0, service.err)
+    const listedIds = async () => JSON.parse((await cli('ls', '--json')).out).map((s) => s.id)
+    assert.ok(await eventually(async () => !(await listedIds()).includes(brief.id), 10_000), 'the sandbox with a lifetime ended')
+    assert.ok((await listedIds()).includes(forever.id), 'the one without a lifetime is still there')
+    assert.equal(alive(Number(service.out.trim())), true, 'and its service still runs')
+  })
 })
