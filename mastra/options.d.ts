@@ -71,9 +71,15 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * 1 MiB kept in memory no longer holds, reads on through the files without a gap or a repeat:
    * `<logDirectory>/<process id>.log`, rotated at {@link logMaxBytes} to `.log.1`, `.log.2`…
    * with {@link logKeep} files kept (see `ProcessManagerOptions.logDirectory`). Relative to the
-   * working directory; created if missing. Not a directory, no file can be created in it, or
-   * given with `persistent` (whose supervisor keeps output in memory only):
+   * working directory; created if missing. Not a directory, or no file can be created in it:
    * `InvalidProcessOptionError` from the constructor. A clone writes to the same directory.
+   *
+   * With `persistent` the logs are on without it, in `<dirname(workingDirectory)>/.procvisor-logs/<id>`
+   * (beside the working directory, as the default checkpoints are); should that directory not be
+   * creatable, the output stays in memory only. Each start of the supervisor writes to a
+   * directory of its own in there, named by its start time and pid (process ids begin again at
+   * each start), and nothing deletes those: `stop()` and `destroy()` leave them. A clone of a
+   * persistent sandbox without `logDirectory` gets its own default.
    */
   logDirectory?: string
   /** The size in bytes at which a process's log file rotates: an integer from 4096; default 4 MiB. */

@@ -7,7 +7,6 @@ const path = require('node:path')
 const crypto = require('node:crypto')
 const { checkId, MAX_ID_LENGTH } = require('../lib/persistent/location.js')
 const { binding } = require('../lib/native/native.js')
-const { invalidOption } = require('../lib/native/errors.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
@@ -16,6 +15,7 @@ const { checkpointNameFor, CheckpointMethods, SandboxCheckpoints } = require('./
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
 const { SandboxTerminals } = require('./terminals.js')
+const { sandboxLogFiles } = require('../lib/persistent/log-files.js')
 
 
 /** The id of a persistent sandbox's clone made without one: `<id>-<8 hex>`, within the 128 characters. */
@@ -48,10 +48,8 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       const workingDirectory = absoluteDirectory('workingDirectory', o.workingDirectory)
       const checkpointsDirectory = absoluteCheckpoints(o.checkpointsDirectory)
       // Checked, and made, before anything is built; relative to the sandbox's working directory.
-      const logFiles = binding.resolveLogFiles({ workingDirectory, logDirectory: o.logDirectory, logMaxBytes: o.logMaxBytes, logKeep: o.logKeep })
-      if (logFiles && lifecycle.persistent) {
-        throw invalidOption('logDirectory is not available to a persistent sandbox: its supervisor keeps the output in memory only')
-      }
+      // A persistent sandbox's (on by default) once its id is known, below.
+      const logFiles = lifecycle.persistent ? null : binding.resolveLogFiles({ workingDirectory, logDirectory: o.logDirectory, logMaxBytes: o.logMaxBytes, logKeep: o.logKeep })
       // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
       super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
       if (lifecycle.persistent) checkId(this.id)
@@ -65,7 +63,9 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       /** Named checkpoints of the working directory, captured incrementally and restored in place. */
       this.checkpoints = new SandboxCheckpoints(this)
       /** @internal Where its processes' logs are also written (`logDirectory`), resolved, or null. */
-      this._logFiles = logFiles
+      this._logFiles = lifecycle.persistent ? sandboxLogFiles(o, this.workingDirectory, this.id) : logFiles
+      /** @internal Whether `logDirectory` was given: a clone of a persistent one gets its own default. */
+      this._logDirectoryAsked = o.logDirectory !== undefined
       /** @internal The constructor options, for clone() when Mastra's own fields are absent. */
       this._procvisorOptions = o
       this._timeoutMs = lifecycle.timeoutMs ?? undefined
@@ -266,7 +266,11 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
         ...(checkpointName !== undefined && { checkpointName }),
         ...(seedCheckpointName !== undefined && { seedCheckpointName }),
         checkpointsDirectory,
-        ...(this._logFiles && { logDirectory: this._logFiles.directory, logMaxBytes: this._logFiles.maxBytes, logKeep: this._logFiles.keep }),
+        ...(this._logFiles && {
+          ...((this._logDirectoryAsked || !this._persistent) && { logDirectory: this._logFiles.directory }),
+          logMaxBytes: this._logFiles.maxBytes,
+          logKeep: this._logFiles.keep,
+        }),
         ...(this._timeoutMs !== undefined && { timeoutMs: this._timeoutMs }),
         ...(this._snapshotOnStop && { snapshotOnStop: true }),
         ...(this._persistent && { persistent: true }),

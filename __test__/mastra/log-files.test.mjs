@@ -35,12 +35,12 @@ it('a sandbox with logDirectory keeps its processes\' output on disk, and logs()
   }
 })
 
-it('a logDirectory that is a file, or with persistent, is refused by the constructor', () => {
+it('a logDirectory that is a file is refused by the constructor, persistent or not', () => {
   const file = path.join(tmp, 'plain')
   fs.writeFileSync(file, 'x')
   assert.throws(() => new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'w2'), logDirectory: file }), InvalidProcessOptionError)
   assert.throws(
-    () => new NativeLocalSandbox({ id: 'logs-persistent', persistent: true, workingDirectory: path.join(tmp, 'w3'), logDirectory: path.join(tmp, 'l3') }),
-    (e) => e instanceof InvalidProcessOptionError && /persistent/.test(e.message),
+    () => new NativeLocalSandbox({ id: 'logs-persistent', persistent: true, workingDirectory: path.join(tmp, 'w3'), logDirectory: file }),
+    (e) => e instanceof InvalidProcessOptionError && /logDirectory/.test(e.message),
   )
 })

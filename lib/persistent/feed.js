@@ -193,7 +193,9 @@ class Feed {
  * the process's log when its wake-up says there is more, and pushed as BLOB frames (the data as
  * bytes beside a small JSON) within the credit the client grants as its stream is read. Like a
  * local `logs()` reader it never holds the process back: one that falls behind the bounded log
- * is told so by a `truncated` event.
+ * is told so by a `truncated` event, unless the process writes its log to files (`rec.logFiles`):
+ * then what memory no longer holds is read from them, off the JS thread, which serves every
+ * client meanwhile.
  */
 class LogStream {
   constructor(client, id, rec, start) {
@@ -205,6 +207,8 @@ class LogStream {
     this.credit = protocol.WINDOW
     this.later = false
     this.done = false
+    /** A read of the files under way: nothing else is read until it is sent. */
+    this.reading = false
     rec.streams.add(this)
   }
 
@@ -214,7 +218,7 @@ class LogStream {
   }
 
   next() {
-    if (this.done) return
+    if (this.done || this.reading) return
     const native = this.rec.core.native
     let sent = 0
     // Checked at each batch: many streams of one client share what its socket may queue.
@@ -227,19 +231,47 @@ class LogStream {
           this.next()
         })
       }
-      const read = native.readLogNow(this.after, Math.min(this.credit, BATCH))
-      this.after = read.next
-      if (read.events.length === 0 && !read.truncated) {
-        // Caught up: the process's wake-up brings the next events, or this is the end.
-        if (read.closed || !this.follow) this.end({})
-        return
-      }
-      const batch = logEvents(native, read)
-      const n = this.client.sendValue({ t: 'log', s: this.id, events: batch.events })
-      this.credit -= n
+      const max = Math.min(this.credit, BATCH)
+      const read = native.readLogNow(this.after, max)
+      if (read.truncated && this.rec.logFiles) return this.fromFiles(max)
+      const n = this.send(read)
+      if (n < 0) return
       sent += n
-      if (batch.end) return this.end({})
     }
+  }
+
+  /** Reads on from the files (past what memory holds), then goes on as before. */
+  fromFiles(max) {
+    this.reading = true
+    this.rec.core.native.readLog(this.after, max).then(
+      (read) => {
+        this.reading = false
+        if (this.done) return
+        if (this.send(read) >= 0) this.next()
+      },
+      (e) => {
+        this.reading = false
+        if (!this.done) this.end({ error: protocol.fromError(e) })
+      },
+    )
+  }
+
+  /** Sends one read's events; the bytes sent, or -1 once nothing more is to be read now. */
+  send(read) {
+    this.after = read.next
+    if (read.events.length === 0 && !read.truncated) {
+      // Caught up: the process's wake-up brings the next events, or this is the end.
+      if (read.closed || !this.follow) this.end({})
+      return -1
+    }
+    const batch = logEvents(this.rec.core.native, read)
+    const n = this.client.sendValue({ t: 'log', s: this.id, events: batch.events })
+    this.credit -= n
+    if (batch.end) {
+      this.end({})
+      return -1
+    }
+    return n
   }
 
   end(extra) {

@@ -34,6 +34,7 @@ const { logPathOf } = require('./location')
 const { Place } = require('./place')
 const { supervisorTerminals } = require('./terminals')
 const { NameTable, isName } = require('../process/names')
+const { supervisorLogFiles } = require('./log-files')
 
 const { SANDBOX_ACCESS_DENIED } = errors.codes
 
@@ -47,6 +48,8 @@ const containment = binding.resolveContainment('auto')
 const SEND_BUFFER = 4 * 1024 * 1024
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
+/** Where this start's processes write their logs (log-files.js), or null; made once it serves. */
+let logFiles = null
 
 /** Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as in-process). */
 function retention(v) {
@@ -153,6 +156,7 @@ const ops = Object.assign(Object.create(null), {
     // line too) can stop or destroy it as the sandbox would.
     checkpointsDirectory: config.checkpointsDirectory ?? config.snapshot?.checkpointsDirectory ?? null,
     snapshot: config.snapshot ?? null,
+    logDirectory: logFiles?.directory ?? null,
   }),
 
   async spawn(client, a) {
@@ -180,7 +184,7 @@ const ops = Object.assign(Object.create(null), {
       },
     }
     const launchOptions = { argv: a.argv, cwd: a.cwd, timeout: a.timeout, stdinMode: rec.stdinMode, maxRetainedBytes: rec.retention, pty: a.pty, restart: a.restart, readiness: a.readiness, liveness: a.liveness, shutdown: a.shutdown }
-    const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment)
+    const req = request(a.command, launchOptions, [a.env || {}], config.workingDirectory, containment, logFiles)
     // What `describe` says of how it was started: the names of its environment, never the values.
     rec.started = { env: [...new Set(req.env.flatMap(Object.keys))].sort(), restart: a.restart, readiness: a.readiness, liveness: a.liveness, shutdown: a.shutdown, timeout: a.timeout }
     // Held at the first byte from the launch on, as for a reader: the spawning client is sent
@@ -192,6 +196,7 @@ const ops = Object.assign(Object.create(null), {
       throw e
     }
     rec.core.readerMade = true
+    rec.logFiles = logFiles !== null
     rec.pidNumber = rec.core.pid
     rec.pid = String(rec.pidNumber)
     records.set(rec.pid, rec)
@@ -289,7 +294,7 @@ const ops = Object.assign(Object.create(null), {
 })
 
 /** The sandbox's terminals (terminals.js): their calls are the supervisor's too. */
-const terminals = supervisorTerminals({ workingDirectory: config.workingDirectory, ending: () => ending !== undefined })
+const terminals = supervisorTerminals({ workingDirectory: config.workingDirectory, logFiles: () => logFiles, ending: () => ending !== undefined })
 Object.assign(ops, terminals.ops)
 
 function stdinCheck(rec) {
@@ -383,6 +388,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify({ existing: true })}\n`)
     process.exit(0)
   }
+  logFiles = supervisorLogFiles(config, startedAt)
   arm()
   process.on('SIGTERM', () => end('terminated'))
   process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`)

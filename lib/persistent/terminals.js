@@ -17,15 +17,26 @@ const METHODS = new Set(['write', 'resize', 'interrupt', 'kill', 'terminate', 'g
 
 /**
  * The terminal calls of a supervisor serving `workingDirectory`; `ending()` says whether the
- * sandbox is stopping (no terminal starts then). `close()` kills them all, for the sandbox's end.
+ * sandbox is stopping (no terminal starts then), `logFiles()` where the logs go (log-files.js).
+ * `close()` kills them all, for the sandbox's end.
  */
-function supervisorTerminals({ workingDirectory, ending }) {
-  const manager = new ProcessManager({ workingDirectory, containment: 'auto' })
+function supervisorTerminals({ workingDirectory, logFiles, ending }) {
+  let made
+  // Made at the first terminal: where the logs go is known only once the supervisor serves.
+  const managerOf = () => {
+    const logs = logFiles()
+    made ||= new ProcessManager({
+      workingDirectory,
+      containment: 'auto',
+      ...(logs && { logDirectory: logs.directory, logMaxBytes: logs.maxBytes, logKeep: logs.keep }),
+    })
+    return made
+  }
   /** Terminal id → { core, streams }: what LogStream (feed.js) reads a terminal's output from. */
   const logged = new Map()
 
   async function terminalOf(id) {
-    const t = await manager.getTerminal(id)
+    const t = await managerOf().getTerminal(id)
     if (!t) throw new errors.ProcessNotFoundError(`No terminal ${id} in this sandbox`)
     return t
   }
@@ -36,7 +47,7 @@ function supervisorTerminals({ workingDirectory, ending }) {
   function logRecord(t) {
     let rec = logged.get(t.id)
     if (!rec) {
-      rec = { core: t._core, streams: new Set() }
+      rec = { core: t._core, streams: new Set(), logFiles: logFiles() !== null }
       logged.set(t.id, rec)
       t._core.native.setReaderWake(() => {
         for (const st of [...rec.streams]) st.next()
@@ -49,18 +60,18 @@ function supervisorTerminals({ workingDirectory, ending }) {
     async terminalCreate(client, a) {
       if (ending()) throw new errors.ProcessManagerClosedError('The sandbox is stopping')
       if (a.argv.length === 0) throw errors.invalidOption('a terminal needs a command')
-      const t = await manager.createTerminal({ command: a.argv, cwd: a.cwd, env: a.env, cols: a.cols, rows: a.rows })
+      const t = await managerOf().createTerminal({ command: a.argv, cwd: a.cwd, env: a.env, cols: a.cols, rows: a.rows })
       return describeTerminal(t)
     },
 
     async terminalGet(client, a) {
-      const t = await manager.getTerminal(a.id)
+      const t = await managerOf().getTerminal(a.id)
       return t ? describeTerminal(t) : null
     },
 
     async terminalList() {
       const out = []
-      for (const s of await manager.listTerminals()) out.push({ id: s.id, pid: s.pid })
+      for (const s of await managerOf().listTerminals()) out.push({ id: s.id, pid: s.pid })
       return out
     },
 
@@ -88,7 +99,7 @@ function supervisorTerminals({ workingDirectory, ending }) {
     },
   }
 
-  return { ops, close: () => manager.close() }
+  return { ops, close: async () => made?.close() }
 }
 
 module.exports = { supervisorTerminals }

@@ -257,6 +257,7 @@ class SupervisorMethods {
       timeoutMs: this._timeoutMs,
       checkpointsDirectory: this._checkpointsDirectory === undefined ? null : path.resolve(this._checkpointsDirectory),
       snapshot: this._snapshotOnStop ? { checkpointsDirectory: path.resolve(this._checkpointsDirectory), checkpointName: this._checkpointName } : null,
+      logFiles: this._logFiles,
     }
   }
 
