@@ -7,6 +7,7 @@ const errors = require('../native/errors')
 const { RemoteProcessView } = require('../persistent/handles')
 const { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 const { table, when, duration, size, waitWritable } = require('./print')
+const { eventText, Stamper } = require('./log-lines')
 
 /** What `ls --json` prints for one sandbox (the JS API's names). */
 async function sandboxInfo(conn) {
@@ -108,7 +109,8 @@ async function ps(args, io) {
 
 /**
  * Every process's output, each line prefixed with the process (its name, else its pid), in the
- * order the lines come; a line is written whole, so two processes never mix within one.
+ * order the lines come; a line is written whole, so two processes never mix within one. Restarts
+ * and probe verdicts are lines of their own on stderr.
  */
 async function logsAll(args, io) {
   const conn = await openSandbox(args.sandbox)
@@ -123,15 +125,21 @@ async function logsAll(args, io) {
     const follow = async (p) => {
       const prefix = Buffer.from(`${label(p).padEnd(width)} | `)
       const partial = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }
-      const put = (type, line) => waitWritable(type === 'stdout' ? io.out : io.err, Buffer.concat([prefix, line]))
+      // The time of the event a line began in, for --timestamps.
+      const began = { stdout: '', stderr: '' }
+      const put = (type, line, at) => waitWritable(type === 'stdout' ? io.out : io.err, Buffer.concat([prefix, Buffer.from(args.timestamps ? `${at} ` : ''), line]))
       const stream = await new RemoteProcessView(conn, p.pid).logs({ follow: args.follow, signal: controller.signal })
       try {
         for await (const e of stream) {
+          const text = eventText(e)
+          if (text !== null) await put('stderr', Buffer.from(`${text}\n`), e.timestamp)
           if ((e.type !== 'stdout' && e.type !== 'stderr') || !args.streams.has(e.type)) continue
+          if (partial[e.type].length === 0) began[e.type] = e.timestamp
           let rest = Buffer.concat([partial[e.type], Buffer.from(e.data)])
           for (let nl = rest.indexOf(10); nl >= 0; nl = rest.indexOf(10)) {
-            await put(e.type, rest.subarray(0, nl + 1))
+            await put(e.type, rest.subarray(0, nl + 1), began[e.type])
             rest = rest.subarray(nl + 1)
+            began[e.type] = e.timestamp
           }
           partial[e.type] = rest
         }
@@ -139,7 +147,7 @@ async function logsAll(args, io) {
         if (!(e instanceof errors.ProcessAbortedError)) throw e
       }
       // What a process wrote after its last newline is a line too.
-      for (const type of ['stdout', 'stderr']) if (partial[type].length > 0) await put(type, Buffer.concat([partial[type], Buffer.from('\n')]))
+      for (const type of ['stdout', 'stderr']) if (partial[type].length > 0) await put(type, Buffer.concat([partial[type], Buffer.from('\n')]), began[type])
     }
     await Promise.all(listed.map(follow))
   } finally {
@@ -167,11 +175,14 @@ async function logs(args, io) {
       throw e
     }
     const hold = conn.hold()
+    const stamper = new Stamper()
     try {
       for await (const e of stream) {
         if (e.cursor !== undefined) cursor = e.cursor
-        if (e.type === 'stdout' && args.streams.has('stdout')) await waitWritable(io.out, e.data)
-        else if (e.type === 'stderr' && args.streams.has('stderr')) await waitWritable(io.err, e.data)
+        const text = eventText(e)
+        if (text !== null) await waitWritable(io.err, Buffer.from(`${args.timestamps ? `${e.timestamp} ` : ''}${text}\n`))
+        if ((e.type !== 'stdout' && e.type !== 'stderr') || !args.streams.has(e.type)) continue
+        await waitWritable(e.type === 'stdout' ? io.out : io.err, args.timestamps ? stamper.stamp(e) : e.data)
       }
     } catch (e) {
       if (!(e instanceof errors.ProcessAbortedError)) throw e

@@ -39,14 +39,16 @@ const COMMANDS = {
     run: (a, io) => require('./commands').ps(a, io),
   },
   logs: {
-    usage: 'procvisor logs <sandbox> [pid|name] [--follow] [--since CURSOR] [--stdout] [--stderr]',
+    usage: 'procvisor logs <sandbox> [pid|name] [--follow] [--since CURSOR] [--stdout] [--stderr] [--timestamps]',
     about:
       "Prints a process's output bytes as they were written: stdout to stdout, stderr to stderr (--stdout or --stderr for one of them). " +
       '--follow goes on until the process ends or Ctrl-C. The last cursor is printed to stderr at the end (`cursor: …`); --since CURSOR resumes after it. ' +
-      "Without a pid: every process's lines, each prefixed with its name, else its pid (--follow follows them all; --since needs a pid).",
+      "Without a pid: every process's lines, each prefixed with its name, else its pid (--follow follows them all; --since needs a pid). " +
+      'A restart (`--- restart 2 (exited with code 1) ---`) and a probe verdict that changes (`--- readiness passed ---`) are lines of their own on stderr. ' +
+      '--timestamps puts the ISO time of its event before each line.',
     positionals: ['sandbox'],
     optional: ['pid'],
-    options: { follow: { type: 'boolean', short: 'f' }, since: { type: 'string' }, stdout: { type: 'boolean' }, stderr: { type: 'boolean' } },
+    options: { follow: { type: 'boolean', short: 'f' }, since: { type: 'string' }, stdout: { type: 'boolean' }, stderr: { type: 'boolean' }, timestamps: { type: 'boolean', short: 't' } },
     run: (a, io) => require('./commands').logs(a, io),
   },
   attach: {
