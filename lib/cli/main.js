@@ -44,7 +44,7 @@ const COMMANDS = {
       "Prints a process's output bytes as they were written: stdout to stdout, stderr to stderr (--stdout or --stderr for one of them). " +
       '--follow goes on until the process ends or Ctrl-C. The last cursor is printed to stderr at the end (`cursor: …`); --since CURSOR resumes after it. ' +
       "Without a pid: every process's lines, each prefixed with its name, else its pid (--follow follows them all; --since needs a pid). " +
-      'A restart (`--- restart 2 (exited with code 1) ---`) and a probe verdict that changes (`--- readiness passed ---`) are lines of their own on stderr. ' +
+      'A restart (`--- restart 2 (exited with code 1) ---`) and a probe verdict that changes (`--- readiness passed: … ---`) are lines of their own on stderr. ' +
       '--timestamps puts the ISO time of its event before each line.',
     positionals: ['sandbox'],
     optional: ['pid'],
