@@ -287,3 +287,23 @@ describe('a sandbox without a lifetime', () => {
     assert.equal(alive(Number(service.out.trim())), true, 'and its service still runs')
   })
 })
+
+describe('procvisor ps and probes', () => {
+  it("READY says each process's readiness verdict, and ps --json carries ready and healthy", async () => {
+    const [up, never] = [await freePort(), await freePort()]
+    const { id, a, b } = await sandbox(
+      `const a = await sb.processes.spawn(${JSON.stringify(`node -e ${JSON.stringify(server(up))}`)}, { name: 'served', readiness: { port: ${up}, periodMs: 100 } })
+const b = await sb.processes.spawn('sleep 300', { name: 'silent', readiness: { port: ${never}, periodMs: 100 } })
+console.log(JSON.stringify({ a: a.pid, b: b.pid }))`,
+    )
+    const rows = async () => JSON.parse((await cli('ps', id, '--json')).out).processes
+    assert.ok(await eventually(async () => (await rows()).find((p) => p.pid === a)?.ready === true, 10_000), 'the server becomes ready')
+    const silent = (await rows()).find((p) => p.pid === b)
+    assert.equal(silent.ready, false)
+    assert.equal(silent.healthy, undefined, 'no liveness probe, no verdict')
+    const table = (await cli('ps', id)).out
+    assert.match(table.split('\n')[0], /\bREADY\b/)
+    assert.match(table, new RegExp(`^${a}\\s+served\\s+running\\s+ready\\s`, 'm'))
+    assert.match(table, new RegExp(`^${b}\\s+silent\\s+running\\s+not ready\\s`, 'm'))
+  })
+})

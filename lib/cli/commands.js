@@ -60,6 +60,9 @@ async function processRow(conn, listed) {
   const status = await new RemoteProcessView(conn, listed.pid).status()
   const row = { pid: listed.pid, ...(listed.name !== undefined && { name: listed.name }), state: status.state, command: listed.command, startedAt: status.startedAt }
   if (status.cpuTimeMs !== undefined) row.cpuTimeMs = status.cpuTimeMs
+  // Probes' verdicts, where the process has them.
+  if (status.ready !== undefined) row.ready = status.ready
+  if (status.healthy !== undefined) row.healthy = status.healthy
   if (status.state !== 'exited') {
     row.uptimeMs = Math.max(0, Date.now() - Date.parse(status.startedAt))
     // As ps(1) reckons it: the CPU time over the time it has been running.
@@ -72,6 +75,14 @@ async function processRow(conn, listed) {
   if (listed.exitCode !== undefined) row.exitCode = listed.exitCode
   else if (status.state === 'exited') row.exitCode = status.exit.code ?? null
   return row
+}
+
+/** The READY column: the readiness verdict, and "unhealthy" when liveness failed; "-" without probes. */
+function probeText(p) {
+  const words = []
+  if (p.ready !== undefined) words.push(p.ready ? 'ready' : 'not ready')
+  if (p.healthy === false) words.push('unhealthy')
+  return words.length > 0 ? words.join(', ') : '-'
 }
 
 async function ps(args, io) {
@@ -90,6 +101,7 @@ async function ps(args, io) {
         p.pid,
         p.name ?? '-',
         p.restarts ? `${p.state} (${p.restarts} ${p.restarts === 1 ? 'restart' : 'restarts'})` : p.state,
+        probeText(p),
         when(p.startedAt),
         p.cpuTimeMs === undefined ? '-' : `${(p.cpuTimeMs / 1000).toFixed(2)}s`,
         p.cpuPercent === undefined ? '-' : `${p.cpuPercent.toFixed(1)}%`,
@@ -98,7 +110,7 @@ async function ps(args, io) {
         p.exitCode === undefined ? '-' : String(p.exitCode),
         p.command,
       ])
-      if (rows.length > 0) io.out.write(table(['PID', 'NAME', 'STATE', 'STARTED', 'CPU', 'CPU%', 'MEM', 'UPTIME', 'EXIT', 'COMMAND'], rows))
+      if (rows.length > 0) io.out.write(table(['PID', 'NAME', 'STATE', 'READY', 'STARTED', 'CPU', 'CPU%', 'MEM', 'UPTIME', 'EXIT', 'COMMAND'], rows))
       if (terminals.length > 0) io.out.write(`${rows.length > 0 ? '\n' : ''}${table(['TERMINAL', 'PID', 'STATE'], terminals.map((t) => [t.id, String(t.pid), t.state]))}`)
     }
   } finally {
