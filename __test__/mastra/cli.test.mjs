@@ -188,8 +188,17 @@ console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid })
       assert.equal(await shows(/^42\s*$/m), true, await screen())
       assert.equal(await shows(/^30 100\s*$/m), true, 'the window size of the attaching terminal')
       await t.resize(90, 25)
-      await t.write('stty size\r')
-      assert.equal(await shows(/^25 90\s*$/m), true, 'and it follows a resize')
+      // The resize reaches the program through attach's SIGWINCH and a call to the supervisor:
+      // asked again until it has.
+      const resized = await eventually(
+        async () => {
+          await t.write('stty size\r')
+          return /^25 90\s*$/m.test(await screen())
+        },
+        10_000,
+        300,
+      )
+      assert.equal(resized, true, 'and it follows a resize')
       await t.write('\x1d')
       const exit = await t.waitForExit()
       assert.equal(exit.code, 0)

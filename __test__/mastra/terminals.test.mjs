@@ -139,6 +139,8 @@ describe('terminals of a persistent sandbox', { timeout: 60000 }, () => {
 const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(dir)}, persistent: true, env: { PATH: process.env.PATH, PS1: 'p$ ' } })
 await sb.start()
 const t = await sb.terminals.create({ command: 'sh -i', cols: 60, rows: 10 })
+// Typed after the first prompt, so that the screen reads the same every run.
+await t.waitForLog(/p\\$ /)
 await t.write('echo one-$((1 + 1))\\r')
 await t.waitForLog(/one-2/)
 let cursor
