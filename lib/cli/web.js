@@ -4,7 +4,8 @@
 // of stdout; the server runs until Ctrl-C (or SIGTERM).
 
 const { startServer } = require('../web/server')
-const { processRow } = require('./commands')
+const { processRow, stop } = require('./commands')
+const { destroy } = require('./destroy')
 const { CliError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 
 /** The web view's catalog: every sandbox that answers on its socket, and its processes. */
@@ -15,11 +16,13 @@ const persistentCatalog = {
       const groups = []
       for (const conn of conns) {
         const s = conn.sandbox
-        const group = { key: s.id, kind: 'sandbox', title: `sandbox ${s.id}`, detail: `${s.workingDirectory} · supervisor pid ${s.pid}`, processes: [] }
+        const expiresAt = s.expiresAt === null || s.expiresAt === undefined ? null : new Date(s.expiresAt).getTime()
+        const group = { key: s.id, kind: 'sandbox', title: `sandbox ${s.id}`, detail: `${s.workingDirectory} · supervisor pid ${s.pid}`, expiresAt, canStop: true, canDestroy: true, processes: [] }
         try {
           for (const listed of await conn.call('list')) {
             const row = await processRow(conn, listed)
-            group.processes.push({ ref: row.pid, name: row.name, command: row.command, pid: row.pid, state: row.state, exitCode: row.exitCode, terminal: false, pty: listed.pty === true })
+            const { restarts, gaveUp, ready, healthy, startedAt, cpuTimeMs, memoryBytes } = row
+            group.processes.push({ ref: row.pid, name: row.name, command: row.command, pid: row.pid, state: row.state, exitCode: row.exitCode, terminal: false, pty: listed.pty === true, restarts, gaveUp, ready, healthy, startedAt, cpuTimeMs, memoryBytes })
           }
           // The sandbox's terminals, by their ids (a process's ref is its pid, all digits).
           for (const t of await conn.call('terminalList')) {
@@ -35,6 +38,37 @@ const persistentCatalog = {
       return groups
     } finally {
       for (const conn of conns) conn.close()
+    }
+  },
+  /** The index's Kill and Restart of a process (by its pid) or terminal (by its id). */
+  async processAction(key, ref, action, signal) {
+    let conn
+    try {
+      conn = await openSandbox(key)
+      if (!/^[1-9][0-9]*$/.test(ref)) {
+        if (action !== 'kill') return false
+        await (await terminalOf(conn, ref)).kill(signal)
+      } else if (action === 'kill') {
+        await processOf(conn, ref)
+        await conn.call('kill', { pid: ref, signal })
+      } else await (await processOf(conn, ref)).restart()
+      return true
+    } catch (e) {
+      if (e instanceof CliError) return false
+      throw e
+    } finally {
+      if (conn) conn.close()
+    }
+  },
+  /** The index's Stop and Destroy: what `procvisor stop` and `procvisor destroy` do. */
+  async groupAction(key, action) {
+    const quiet = { out: { write() {} }, err: { write() {}, isTTY: false } }
+    try {
+      await (action === 'stop' ? stop : destroy)({ sandbox: key }, quiet)
+      return true
+    } catch (e) {
+      if (e instanceof CliError) return false
+      throw e
     }
   },
   async open(key, ref) {

@@ -3,6 +3,8 @@
 // through `escape`: a command can hold anything, `<script>` included. The pages run no inline
 // script (the Content-Security-Policy forbids it); what they need to know is in data- attributes.
 
+const { rowModel, groupModel } = require('./metrics')
+
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
 /** Text made safe for HTML, in an element or in a quoted attribute. */
@@ -40,31 +42,61 @@ function exitText(p) {
   return p.exitCode === undefined || p.exitCode === null ? 'exited' : `exited ${p.exitCode}`
 }
 
+/** Kill and Restart, as far as the process has them; the page asks before a kill. */
+function actionButtons(r) {
+  const kill = r.canKill ? '<button type="button" class="act" data-act="kill">Kill</button>' : ''
+  const restart = r.canRestart ? '<button type="button" class="act" data-act="restart">Restart</button>' : ''
+  return kill + restart
+}
+
+/** A row of the index; assets/index.js draws the same fields (metrics.js rowModel) when they change. */
 function processRow(group, p) {
-  const state = p.state === 'exited' ? exitText(p) : p.state
-  const link = p.terminal ? pagePath('t', group.key, p.ref) : pagePath('p', group.key, p.ref)
-  const other = p.terminal ? `<a class="aside" href="${escape(pagePath('p', group.key, p.ref))}">log</a>` : p.state === 'running' && p.pty ? `<a class="aside" href="${escape(pagePath('t', group.key, p.ref))}">terminal</a>` : ''
-  return `<tr class="${escape(p.state)}">
-<td class="pid">${escape(p.pid)}</td>
-<td class="name">${escape(p.name ?? '')}</td>
-<td class="state">${escape(state)}</td>
-<td class="command"><a href="${escape(link)}">${escape(p.command || p.ref)}</a> ${other}</td>
+  const r = rowModel(group, p)
+  const other = r.aside ? ` <a class="aside" href="${escape(r.aside.href)}">${escape(r.aside.text)}</a>` : ''
+  return `<tr class="${escape(r.state)}" data-id="${escape(r.id)}" data-group="${escape(r.group)}" data-ref="${escape(r.ref)}">
+<td class="pid">${escape(r.pid)}</td>
+<td class="name">${escape(r.name)}</td>
+<td class="state">${escape(r.word)}</td>
+<td class="restarts">${escape(r.restarts ?? '')}</td>
+<td class="cpu"><span class="num">${escape(r.cpu)}</span></td>
+<td class="mem"><span class="num">${escape(r.mem)}</span></td>
+<td class="uptime" data-started="${escape(r.startedAt ?? '')}"></td>
+<td class="command"><a href="${escape(r.link)}">${escape(r.command)}</a>${other}</td>
+<td class="actions">${actionButtons(r)}</td>
 </tr>`
 }
 
-/** The index: every group and its processes, each a link to a page of its own. */
+const HEAD = '<thead><tr><th>PID</th><th>NAME</th><th>STATE</th><th>RESTARTS</th><th>CPU</th><th>MEMORY</th><th>UPTIME</th><th>COMMAND</th><th></th></tr></thead>'
+
+/** The confirmation the page asks before a kill, a stop or a destroy (with the signal for a kill). */
+const CONFIRM = `<dialog id="confirm" aria-labelledby="confirm-text">
+<p id="confirm-text"></p>
+<label id="signal-choice">signal <select id="signal"><option>SIGTERM</option><option>SIGKILL</option><option>SIGINT</option><option>SIGHUP</option><option>SIGQUIT</option></select></label>
+<p class="buttons"><button type="button" id="confirm-cancel">Cancel</button> <button type="button" id="confirm-ok">Confirm</button></p>
+</dialog>
+<p id="notice" role="status"></p>`
+
+/** The index: every group and its processes, each a link to a page of its own, kept live by assets/index.js. */
 function indexPage(groups) {
   const sections = groups.map((g) => {
+    const m = groupModel(g, [])
     const rows = g.processes.map((p) => processRow(g, p)).join('\n')
-    const body = g.error ? `<p class="error">${escape(g.error)}</p>` : g.processes.length === 0 ? '<p class="empty">no processes</p>' : `<table>\n<thead><tr><th>PID</th><th>NAME</th><th>STATE</th><th>COMMAND</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>`
+    const buttons = (m.canStop ? '<button type="button" class="act" data-act="stop">Stop</button>' : '') + (m.canDestroy ? '<button type="button" class="act" data-act="destroy">Destroy</button>' : '')
     return `<section class="group" data-key="${escape(g.key)}">
-<h2>${escape(g.title)}</h2>
-<p class="detail">${escape(g.detail)}</p>
-${body}
+<h2>${escape(g.title)} <span class="group-actions">${buttons}</span></h2>
+<p class="detail">${escape(m.detail)} <span class="expires" data-expires="${escape(m.expiresAt ?? '')}"></span> <span class="totals"></span></p>
+<p class="error"${g.error ? '' : ' hidden'}>${escape(g.error ?? '')}</p>
+<p class="empty"${!g.error && g.processes.length === 0 ? '' : ' hidden'}>no processes</p>
+<table${g.processes.length === 0 ? ' hidden' : ''}>
+${HEAD}
+<tbody>
+${rows}
+</tbody>
+</table>
 </section>`
   })
-  const none = groups.length === 0 ? '<p class="empty">nothing to show: no sandbox is running</p>' : ''
-  return layout('processes', `<header><h1>procvisor</h1><a href="/">refresh</a></header>\n<main>\n${sections.join('\n')}${none}\n</main>`)
+  const none = `<p class="empty" id="none"${groups.length === 0 ? '' : ' hidden'}>nothing to show: no sandbox is running</p>`
+  return layout('processes', `<header><h1>procvisor</h1><a href="/">refresh</a> <span id="live" class="meta"></span></header>\n<main>\n${sections.join('\n')}${none}\n</main>\n${CONFIRM}`, { scripts: ['/assets/index.js'], data: { page: 'index' } })
 }
 
 /** A process's page: its log, live. */

@@ -1,7 +1,8 @@
 'use strict'
 // lib/web/: the local web view (createWebView, `procvisor web`). This file is the HTTP server:
 // the checks of every request (auth.js), the pages (pages.js), the assets, and the WebSockets of
-// the log (log-socket.js) and of terminals (terminal-socket.js). What it shows comes from a
+// the log (log-socket.js), of terminals (terminal-socket.js) and of the index's live state
+// (state-socket.js), and the index's buttons (controls.js). What it shows comes from a
 // catalog (sources.js for an app's managers and sandboxes, lib/cli/web.js for this user's
 // persistent sandboxes).
 
@@ -13,6 +14,8 @@ const { Guard, newToken } = require('./auth')
 const pages = require('./pages')
 const { serveLog } = require('./log-socket')
 const { serveTerminal } = require('./terminal-socket')
+const { StateHub } = require('./state-socket')
+const { handlePost } = require('./controls')
 
 /**
  * The largest frame a terminal page sends: its page cuts a paste into pieces of 64 Ki UTF-16
@@ -31,6 +34,7 @@ function packageFile(name, file) {
 const ASSETS = {
   'style.css': [path.join(__dirname, 'assets', 'style.css'), 'text/css'],
   'process.js': [path.join(__dirname, 'assets', 'process.js'), 'text/javascript'],
+  'index.js': [path.join(__dirname, 'assets', 'index.js'), 'text/javascript'],
   'terminal.js': [path.join(__dirname, 'assets', 'terminal.js'), 'text/javascript'],
   'xterm.js': [packageFile('@xterm/xterm', 'lib/xterm.js'), 'text/javascript'],
   'xterm.css': [packageFile('@xterm/xterm', 'css/xterm.css'), 'text/css'],
@@ -100,6 +104,7 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     const url = new URL(req.url, 'http://localhost')
     const refusal = guard.refusal(req, url, false)
     if (refusal) return send(res, 403, pages.errorPage(403, refusal))
+    if (req.method === 'POST' && url.pathname.startsWith('/api/')) return handlePost(req, res, url, { catalog, guard, headers: SECURITY_HEADERS })
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, pages.errorPage(405, 'only GET'), undefined, { Allow: 'GET, HEAD' })
     if (guard.tokenInUrl(url)) {
       // The token goes into the cookie and out of the URL (history, bookmarks, screenshots).
@@ -125,7 +130,9 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
   const servers = {
     terminal: new WebSocketServer({ noServer: true, maxPayload: MAX_TERMINAL_FRAME }),
     logs: new WebSocketServer({ noServer: true, maxPayload: MAX_LOG_FRAME }),
+    state: new WebSocketServer({ noServer: true, maxPayload: MAX_LOG_FRAME }),
   }
+  const hub = new StateHub(catalog)
   // A socket's error (a malformed or oversized frame, a reset) ends that socket alone: `ws` has
   // already closed it with the code that says why, and unheard, the error would end this process.
   for (const wss of Object.values(servers)) wss.on('error', () => {})
@@ -138,6 +145,14 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     const url = new URL(req.url, 'http://localhost')
     const refusal = guard.refusal(req, url, true)
     if (refusal) return refuseUpgrade(socket, 403, 'Forbidden')
+    if (url.pathname === '/ws/state') {
+      return servers.state.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('error', () => {})
+        sockets.add(ws)
+        ws.on('close', () => sockets.delete(ws))
+        hub.add(ws)
+      })
+    }
     const r = route(url.pathname.replace(/^\/ws/, ''), ['logs', 'terminal'])
     if (!url.pathname.startsWith('/ws/') || !r) return refuseUpgrade(socket, 404, 'Not Found')
     // Keystrokes go only to a terminal, never to a plain program's stdin.
@@ -186,6 +201,7 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     close() {
       if (!closing) {
         closing = new Promise((resolve) => {
+          hub.close()
           for (const ws of sockets) ws.terminate()
           for (const o of opened) o.close()
           opened.clear()

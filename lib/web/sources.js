@@ -4,7 +4,9 @@
 // `open(key, ref)` gives the object a page's WebSocket reads and types into, and how to let go
 // of it, or null when there is no such group or process.
 //
-// A process entry: `{ ref, name, command, pid, state, exitCode, terminal, pty }`; `ref` names it
+// A process entry: `{ ref, name, command, pid, state, exitCode, terminal, pty }` and what its
+// status says of runs, probes and measures (restarts, gaveUp, ready, healthy, startedAt, cpuTimeMs,
+// memoryBytes); `ref` names it
 // in URLs (as does its `name`, when it was given one), `terminal` says it is a terminal of the
 // group (createTerminal, sandbox.terminals), `pty` that a process runs on a pseudo-terminal: only
 // those two are offered as a terminal to type in.
@@ -15,6 +17,14 @@ function commandText(argv, command) {
   if (!Array.isArray(argv)) return ''
   if (argv.length === 3 && argv[0] === '/bin/sh' && argv[1] === '-c') return argv[2]
   return argv.join(' ')
+}
+
+/** What the index shows of a status besides its state: a service's runs, probes' verdicts, the measures. */
+function measures(status) {
+  const out = {}
+  if (!status) return out
+  for (const k of ['restarts', 'gaveUp', 'ready', 'healthy', 'startedAt', 'cpuTimeMs', 'memoryBytes']) if (status[k] !== undefined) out[k] = status[k]
+  return out
 }
 
 /** Keys for URLs: a sandbox by its id where that is unique, else by its place in the list. */
@@ -47,8 +57,16 @@ function managerGroup(manager, key, index) {
           exitCode: s.exit ? s.exit.code : undefined,
           terminal,
           pty: s.pty === true,
+          ...measures(s),
         }
       })
+    },
+    async act(ref, action, signal) {
+      const target = (await manager.getTerminal(ref)) ?? (await manager.getProcess(ref))
+      if (!target) return false
+      if (action === 'kill') await target.kill(signal)
+      else await target.restart()
+      return true
     },
     async open(ref) {
       const terminal = await manager.getTerminal(ref)
@@ -82,9 +100,23 @@ function sandboxGroup(sandbox, key) {
           exitCode: p.exitCode,
           terminal: false,
           pty: status?.pty === true,
+          ...measures(status),
         })
       }
       return out
+    },
+    canStop: typeof sandbox.stop === 'function',
+    canDestroy: typeof sandbox.destroy === 'function',
+    async act(ref, action, signal) {
+      const target = (await sandbox.processes.get(ref).catch(() => undefined))?.nativeHandle
+      if (!target) return false
+      if (action === 'kill') await target.kill(signal)
+      else await target.restart()
+      return true
+    },
+    async groupAct(action) {
+      await (action === 'stop' ? sandbox.stop() : sandbox.destroy())
+      return true
     },
     async open(ref) {
       const handle = await sandbox.processes.get(ref)
@@ -104,7 +136,7 @@ function appCatalog({ managers = [], sandboxes = [] }) {
     async list() {
       const out = []
       for (const g of groups) {
-        const entry = { key: g.key, kind: g.kind, title: g.title, detail: g.detail, processes: [] }
+        const entry = { key: g.key, kind: g.kind, title: g.title, detail: g.detail, canStop: g.canStop === true, canDestroy: g.canDestroy === true, processes: [] }
         try {
           entry.processes = await g.processes()
         } catch (e) {
@@ -118,6 +150,16 @@ function appCatalog({ managers = [], sandboxes = [] }) {
     async open(key, ref) {
       const g = byKey.get(key)
       return g ? g.open(ref) : null
+    },
+    /** The index's Kill and Restart: false when there is no such process. */
+    async processAction(key, ref, action, signal) {
+      const g = byKey.get(key)
+      return g ? g.act(ref, action, signal) : false
+    },
+    /** The index's Stop and Destroy of a sandbox: false when there is none of that key. */
+    async groupAction(key, action) {
+      const g = byKey.get(key)
+      return g && g.groupAct ? g.groupAct(action) : false
     },
   }
 }
