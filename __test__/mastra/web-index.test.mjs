@@ -5,11 +5,18 @@ import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as http from 'node:http'
 import { createRequire } from 'node:module'
+import * as path from 'node:path'
 import { tempDir } from './helpers.mjs'
+import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
+import { privateSockets } from './backends.mjs'
 import { launchChromium, recordingPage } from './web-browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager, createWebView } = require('../../index.js')
+const { startServer } = require('../../lib/web/server.js')
+const { persistentCatalog } = require('../../lib/cli/web.js')
+
+privateSockets()
 
 let browser
 let tmp
@@ -156,5 +163,37 @@ describe('the index of the web view', () => {
     assert.equal((await p.status()).state, 'running', 'none of them reached the process')
     assert.equal(await post(view, path, { cookie, origin: u.origin }, body), 200)
     assert.equal((await p.waitForExit()).signal, 9)
+  })
+
+  it("counts down a persistent sandbox's lifetime, kills its process, and stops it from its buttons", async () => {
+    const id = freshId()
+    const children = []
+    cleanups.push(async () => {
+      await sweep(id)
+      for (const c of children) c.kill('SIGKILL')
+    })
+    const started = startElsewhere(children, { id, workingDirectory: path.join(tmp, id), options: ', timeoutMs: 600000' }, `const p = await sb.processes.spawn('sleep 300')
+console.log(JSON.stringify({ pid: p.pid }))`)
+    const { pid } = await started.first
+    await started.exited
+    const view = await startServer({ catalog: persistentCatalog })
+    cleanups.push(() => view.close())
+    const page = await openIndex(view)
+    const section = page.locator(`section[data-key="${id}"]`)
+    await section.locator('.expires').filter({ hasText: /expires in (9m|10m)/ }).waitFor()
+    const ref = String(pid)
+    await cellBecomes(page, ref, 'state', (t) => t === 'running')
+
+    await section.locator(`tr[data-ref="${ref}"]`).getByRole('button', { name: 'Kill' }).click()
+    await page.selectOption('#signal', 'SIGKILL')
+    await page.getByRole('button', { name: 'Confirm' }).click()
+    await cellBecomes(page, ref, 'state', (t) => t.startsWith('exited'))
+    assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the process is gone')
+
+    await section.getByRole('button', { name: 'Stop' }).click()
+    assert.match(await page.locator('#confirm-text').innerText(), new RegExp(`Stop sandbox ${id}`))
+    await page.getByRole('button', { name: 'Confirm' }).click()
+    await section.waitFor({ state: 'detached', timeout: 10_000 })
+    assert.equal((await persistentCatalog.list()).some((g) => g.key === id), false, 'its supervisor is gone')
   })
 })
