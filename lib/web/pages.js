@@ -107,6 +107,14 @@ function processPage(group, p) {
 <main>
 <h1 class="command">${escape(title)}</h1>
 <p class="meta">pid ${escape(p.pid)} · <span id="state">${escape(p.state === 'exited' ? exitText(p) : p.state)}</span>${terminal}</p>
+<div class="tools">
+<input id="search" type="search" placeholder="search: text or /regex/flags" aria-label="search the log" spellcheck="false">
+<select id="stream" aria-label="streams"><option value="both">stdout + stderr</option><option value="stdout">stdout</option><option value="stderr">stderr</option></select>
+<label><input id="follow" type="checkbox" checked> follow</label>
+<button id="older" type="button" hidden>load older</button>
+<button id="download" type="button">download .log</button>
+<span id="found" class="meta"></span>
+</div>
 <pre id="log" aria-live="polite"></pre>
 </main>`
   return layout(title, body, { scripts: ['/assets/process.js'], data: { key: group.key, ref: p.ref } })

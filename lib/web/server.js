@@ -168,7 +168,8 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
       ws.on('error', () => {})
       sockets.add(ws)
       const since = url.searchParams.get('since') || undefined
-      const served = r.kind === 'logs' ? serveLog(o.target, ws, { since }) : serveTerminal(o.target, ws, { since })
+      const until = url.searchParams.get('until') || undefined
+      const served = r.kind === 'logs' ? serveLog(o.target, ws, { since, until }) : serveTerminal(o.target, ws, { since })
       const done = () => {
         if (!opened.delete(o)) return
         o.close()

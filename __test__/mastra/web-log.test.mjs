@@ -1,0 +1,118 @@
+// A process's log page in a real headless Chromium: search with highlighting over 100,000 lines,
+// the stream filter, restart markers, a log opened after a cursor loading what came before, and
+// the download of what is loaded.
+import { describe, it, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import * as fs from 'node:fs'
+import { createRequire } from 'node:module'
+import { tempDir } from './helpers.mjs'
+import { launchChromium, recordingPage } from './web-browser.mjs'
+
+const require = createRequire(import.meta.url)
+const { ProcessManager, createWebView } = require('../../index.js')
+
+let browser
+let tmp
+let manager
+let view
+
+before(async () => {
+  tmp = tempDir('procvisor-web-log-')
+  browser = await launchChromium()
+  manager = new ProcessManager({ workingDirectory: tmp })
+  view = await createWebView({ managers: [manager] })
+})
+after(async () => {
+  if (view) await view.close()
+  if (manager) await manager.close()
+  if (browser) await browser.close()
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+/** The process page of the process whose command holds `text`, its log loaded to the end. */
+async function openLog(text, { ended = true } = {}) {
+  const page = await recordingPage(browser, { width: 1000, height: 600 })
+  await page.goto(view.url)
+  await page.click(`a:text("${text}")`)
+  if (ended) await page.waitForFunction(() => document.getElementById('state').textContent.startsWith('exited'))
+  return page
+}
+
+async function search(page, text) {
+  await page.fill('#search', text)
+  await page.waitForFunction((t) => document.getElementById('log').dataset.query === t, text)
+}
+
+describe('the log page', () => {
+  it('finds a line among 100,000 and highlights it; a regex too; an invalid regex says so', async () => {
+    await manager.spawn('seq 1 50000; echo "the needle-7 line"; seq 50001 99999').then((h) => h.wait())
+    const page = await openLog('the needle-7 line')
+    await page.waitForFunction(() => document.getElementById('log').textContent.endsWith('99999\n'))
+    const started = Date.now()
+    await search(page, 'needle-7')
+    assert.equal(await page.locator('#found').textContent(), '1 matching line')
+    assert.deepEqual(await page.locator('#log mark').allTextContents(), ['needle-7'])
+    assert.equal(await page.locator('#log').textContent(), 'the needle-7 line\n', 'only the matching line is rendered')
+    assert.ok(Date.now() - started < 5000, `the search took ${Date.now() - started} ms`)
+
+    await search(page, '/^9999[0-9]$/')
+    assert.equal(await page.locator('#found').textContent(), '10 matching lines')
+    assert.equal(await page.locator('#log mark').count(), 10)
+
+    await search(page, '/(/')
+    assert.match(await page.locator('#found').textContent(), /^invalid regular expression/)
+    await page.fill('#search', '')
+    await page.waitForFunction(() => document.getElementById('log').textContent.split('\n').length === 100001)
+    await page.close()
+  })
+
+  it('labels stdout and stderr apart, and the stderr filter hides stdout', async () => {
+    await manager.spawn('echo out-one; echo err-one >&2; sleep 0.1; echo out-two; echo err-two >&2').then((h) => h.wait())
+    const page = await openLog('echo out-one')
+    await page.waitForFunction(() => document.getElementById('log').textContent.includes('err-two'))
+    assert.equal(await page.locator('#log .stderr').allTextContents().then((t) => t.join('')), 'err-one\nerr-two\n')
+    assert.equal(await page.locator('#log .stdout').allTextContents().then((t) => t.join('')), 'out-one\nout-two\n')
+    await page.selectOption('#stream', 'stderr')
+    assert.equal(await page.locator('#log').textContent(), 'err-one\nerr-two\n')
+    await page.selectOption('#stream', 'stdout')
+    assert.equal(await page.locator('#log').textContent(), 'out-one\nout-two\n')
+    await page.close()
+  })
+
+  it('shows a restart marker between the runs of a restarting service', async () => {
+    await manager.exec(['sh', '-c', 'echo run-of-flaky; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
+    const page = await openLog('run-of-flaky')
+    await page.waitForFunction(() => document.querySelector('#log .marker'))
+    const text = await page.locator('#log').textContent()
+    assert.match(text, /^run-of-flaky\n── restarted \(attempt 1, after exit 7\) ──\nrun-of-flaky\n$/)
+    await page.close()
+  })
+
+  it('opened after a cursor, loads what came before it on demand', async () => {
+    const p = await manager.spawn('echo early-line; sleep 0.2; echo later-line')
+    await p.wait()
+    const events = []
+    for await (const e of await p.logs()) events.push(e)
+    const first = events.find((e) => e.type === 'stdout' && Buffer.from(e.data).toString().includes('early-line'))
+    assert.ok(first && !Buffer.from(first.data).toString().includes('later-line'), 'two chunks, so a cursor between them')
+    const page = await openLog('echo early-line', { ended: false })
+    const u = new URL(page.url())
+    await page.goto(`${u.origin}${u.pathname}?since=${encodeURIComponent(first.cursor)}`)
+    await page.waitForFunction(() => document.getElementById('state').textContent.startsWith('exited'))
+    assert.equal(await page.locator('#log').textContent(), 'later-line\n')
+    await page.click('#older')
+    await page.waitForFunction(() => document.body.dataset.older === 'loaded')
+    assert.equal(await page.locator('#log').textContent(), 'early-line\nlater-line\n')
+    await page.close()
+  })
+
+  it('downloads what is loaded as a .log file', async () => {
+    await manager.spawn('echo saved-one; sleep 0.1; echo saved-two >&2').then((h) => h.wait())
+    const page = await openLog('echo saved-one')
+    await page.waitForFunction(() => document.getElementById('log').textContent.includes('saved-two'))
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')])
+    assert.match(download.suggestedFilename(), /\.log$/)
+    assert.equal(fs.readFileSync(await download.path(), 'utf8'), 'saved-one\nsaved-two\n')
+    await page.close()
+  })
+})
