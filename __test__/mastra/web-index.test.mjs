@@ -15,6 +15,8 @@ const require = createRequire(import.meta.url)
 const { ProcessManager, createWebView } = require('../../index.js')
 const { startServer } = require('../../lib/web/server.js')
 const { persistentCatalog } = require('../../lib/cli/web.js')
+const { appCatalog } = require('../../lib/web/sources.js')
+const WebSocket = require('ws')
 
 privateSockets()
 
@@ -195,5 +197,29 @@ console.log(JSON.stringify({ pid: p.pid }))`)
     await page.getByRole('button', { name: 'Confirm' }).click()
     await section.waitFor({ state: 'detached', timeout: 10_000 })
     assert.equal((await persistentCatalog.list()).some((g) => g.key === id), false, 'its supervisor is gone')
+  })
+
+  it('reads the catalog at most every 500 ms while an index page is connected, and not at all without one', async () => {
+    const manager = new ProcessManager({ workingDirectory: tmp })
+    cleanups.push(() => manager.close())
+    await manager.exec(['sleep', '300'])
+    const inner = appCatalog({ managers: [manager] })
+    let reads = 0
+    const catalog = { ...inner, list: () => (reads++, inner.list()) }
+    const view = await startServer({ catalog })
+    cleanups.push(() => view.close())
+    const u = new URL(view.url)
+    const ws = new WebSocket(`ws://${u.host}/ws/state`, { headers: { cookie: `procvisor_web_${u.port}=${u.searchParams.get('token')}`, origin: u.origin } })
+    const messages = []
+    ws.on('message', (d) => messages.push(JSON.parse(d)))
+    await new Promise((r) => ws.once('open', r))
+    await new Promise((r) => setTimeout(r, 1600))
+    assert.ok(reads >= 2 && reads <= 5, `${reads} reads in 1.6 s: at most one every 500 ms`)
+    assert.equal(messages[0].rows.set.length, 1, 'everything first')
+    ws.close()
+    await new Promise((r) => setTimeout(r, 700))
+    const after = reads
+    await new Promise((r) => setTimeout(r, 1500))
+    assert.equal(reads, after, 'no page, no reads')
   })
 })
