@@ -120,15 +120,31 @@ function processPage(group, p) {
   return layout(title, body, { scripts: ['/assets/process.js'], data: { key: group.key, ref: p.ref } })
 }
 
-/** A terminal's page: xterm.js on the terminal's WebSocket. */
-function terminalPage(group, p) {
-  const title = p.terminal ? p.ref : p.command || p.ref
-  const body = `<header class="bar"><a href="/">procvisor</a> › ${escape(group.title)} › <span class="command">${escape(title)}</span> <span id="state"></span></header>
-<div id="terminal"></div>`
+/**
+ * A terminal's page: xterm.js on the terminal's WebSocket. With `tabs` (more processes of the
+ * group) the terminals are side by side in tabs, each its own xterm on its own socket; the other
+ * terminals of the group are offered as tabs to add.
+ */
+function terminalPage(group, p, tabs = []) {
+  const all = [p, ...tabs]
+  const name = (x) => (x.terminal ? x.ref : x.command || x.ref)
+  const title = all.map(name).join(' · ')
+  const panes = all.map((x) => `<div class="pane" data-ref="${escape(x.ref)}"></div>`).join('')
+  const bar = tabs.length === 0 ? '' : `<nav class="tabs" role="tablist">${all.map((x) => `<button type="button" role="tab" data-ref="${escape(x.ref)}"><span class="command">${escape(name(x))}</span> <span class="tab-state"></span></button>`).join('')}</nav>\n`
+  const open = new Set(all.map((x) => x.ref))
+  const more = group.processes
+    .filter((x) => !open.has(x.ref) && x.state === 'running' && (x.terminal === true || x.pty === true))
+    .map((x) => {
+      const href = pagePath('t', group.key, p.ref) + '?' + [...tabs, x].map((t) => `tab=${encodeURIComponent(t.ref)}`).join('&')
+      return ` <a class="aside add-tab" href="${escape(href)}">+ ${escape(name(x))}</a>`
+    })
+    .join('')
+  const body = `<header class="bar"><a href="/">procvisor</a> › ${escape(group.title)} › <span class="command">${escape(tabs.length ? `${all.length} terminals` : title)}</span> <span id="state"></span>${more}</header>
+${bar}<div id="terminal">${panes}</div>`
   return layout(title, body, {
     styles: ['/assets/xterm.css'],
     scripts: ['/assets/xterm.js', '/assets/addon-attach.js', '/assets/addon-fit.js', '/assets/terminal.js'],
-    data: { key: group.key, ref: p.ref, page: 'terminal' },
+    data: { key: group.key, ref: p.ref, refs: JSON.stringify(all.map((x) => x.ref)), page: 'terminal' },
   })
 }
 

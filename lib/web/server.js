@@ -124,7 +124,11 @@ async function startServer({ catalog, port = 0, host = '127.0.0.1' }) {
     const found = r && (await findProcess(catalog, r.key, r.ref))
     if (!found) return send(res, 404, pages.errorPage(404, 'no such process (it may have been released, or its sandbox stopped)'))
     if (r.kind === 't' && !typeable(found.p)) return send(res, 404, pages.errorPage(404, 'this process is not on a terminal (start it with pty to type into it); its page shows its output'))
-    return send(res, 200, r.kind === 'p' ? pages.processPage(found.group, found.p) : pages.terminalPage(found.group, found.p))
+    if (r.kind === 'p') return send(res, 200, pages.processPage(found.group, found.p))
+    // More terminals of the same group, in tabs beside the first.
+    const tabs = url.searchParams.getAll('tab').map((ref) => found.group.processes.find((x) => x.ref === ref))
+    if (tabs.some((x) => !x || !typeable(x))) return send(res, 404, pages.errorPage(404, 'no such terminal in this group'))
+    return send(res, 200, pages.terminalPage(found.group, found.p, tabs))
   }
 
   const servers = {
