@@ -197,3 +197,25 @@ test('an abort ends the wait for a dependency that never gets ready; the dependa
   assert.deepEqual((await pm.listProcesses()).map((p) => [p.name, p.state]), [['slow', 'running']])
   assert.equal(fs.existsSync(path.join(dir, 'app-ran')), false)
 })
+
+test('close() takes a stack down first, in the reverse of its start order, each through its own shutdown', async (t) => {
+  const dir = tempDir(t)
+  const pm = new ProcessManager({ workingDirectory: dir })
+  const note = (name, signal) =>
+    `const fs=require('fs');const n=(w)=>fs.appendFileSync('events.log',w+' ${name} '+Date.now()+'\\n');n('start');process.on('${signal}',()=>{n('stop');process.exit(0)});setInterval(()=>{},1000)`
+  await pm.up({
+    processes: {
+      db: { command: ['node', '-e', note('db', 'SIGTERM')], shutdown: { signal: 'SIGTERM' } },
+      api: { command: ['node', '-e', note('api', 'SIGINT')], dependsOn: { db: 'started' }, shutdown: { signal: 'SIGINT' } },
+      worker: { command: ['node', '-e', note('worker', 'SIGHUP')], dependsOn: { api: 'started' }, shutdown: { signal: 'SIGHUP' } },
+    },
+  })
+  const log = path.join(dir, 'events.log')
+  const events = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' ')) : [])
+  // Each has installed its handler before it is stopped.
+  while (events().filter((e) => e[0] === 'start').length < 3) await new Promise((r) => setTimeout(r, 20))
+  await new Promise((r) => setTimeout(r, 200))
+  await pm.close()
+  const stops = events().filter((e) => e[0] === 'stop').map((e) => e[1])
+  assert.deepEqual(stops, ['worker', 'api', 'db'])
+})

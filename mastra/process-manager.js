@@ -67,6 +67,24 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       return this.__names
     }
 
+    /**
+     * @internal A stack brought up through this object goes down before its sandbox stops: in the
+     * reverse of its start order, each process through its own shutdown.
+     */
+    async _stackDown() {
+      if (!this._stack) return
+      // Straight to the backend: Mastra's wrapped get() would wait for the sandbox to be running,
+      // and it is stopping.
+      const backend = this._backend()
+      const target = {
+        find: async (name) => {
+          const view = (await backend.get(this, name).catch(() => undefined))?.nativeHandle
+          return view && (await view.status()).state !== 'exited' ? view : null
+        },
+      }
+      await require('../lib/stack/up.js').down(target, this._stack).catch(() => {})
+    }
+
     /** @internal Waits until no spawn is launching any more; each one settled is tracked, or failed. */
     async _launchesSettled() {
       while (this._launching.size > 0) await Promise.allSettled([...this._launching])

@@ -215,6 +215,25 @@ describe('sandbox.processes.up() and down()', () => {
     }
   })
 
+  for (const persistent of [false, true]) {
+    it(`stop() of a ${persistent ? 'persistent' : 'local'} sandbox takes its stack down first, in reverse, each through its shutdown`, async () => {
+      const dir = stackCopy()
+      const { loadConfig } = require('../../lib/stack/config.js')
+      const config = loadConfig(path.join(dir, 'procvisor.config.yaml'))
+      const sandbox = new NativeLocalSandbox({ id: config.id, workingDirectory: dir, persistent, timeoutMs: 120_000 })
+      await sandbox.start()
+      try {
+        await sandbox.processes.up(config)
+        await until(() => !Number.isNaN(events(dir).at('start', 'worker')))
+      } finally {
+        await sandbox.stop()
+      }
+      assertStoppedInReverse(dir)
+      // One after the other, each waited for: the order of the notes, not only their times.
+      assert.deepEqual(events(dir).list.filter((e) => e[0].startsWith('stop:')).map((e) => e[1]), ['worker', 'api', 'db'])
+    })
+  }
+
   it('a local sandbox: a dependency that exits before ready fails the dependant with both names; a cycle starts nothing', async () => {
     const dir = tempDir('procvisor-stack-local-')
     dirs.push(dir)

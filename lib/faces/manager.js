@@ -331,6 +331,9 @@ class ProcessManager {
   }
 
   async _close() {
+    // A stack brought up here goes down first, in the reverse of its start order, each process
+    // through its own shutdown; what is left then ends as below.
+    if (this._stack) await this.down().catch(() => {})
     this._closed = true
     await Promise.allSettled([...this._launching])
     const natives = [...this._records.values()].map((r) => r.core.native)

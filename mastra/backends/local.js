@@ -195,8 +195,9 @@ const local = {
   },
 
   async stop(sandbox, mastra) {
-    const { running, ending } = sandbox._leaveRunning({ end: true })
     await sandbox.processes._launchesSettled()
+    await sandbox.processes._stackDown()
+    const { running, ending } = sandbox._leaveRunning({ end: true })
     await running?.closeTerminals()
     if (running?.expired) {
       // Marked just before Mastra's stop kills them, and only those still running then: an
@@ -218,6 +219,7 @@ const local = {
     const { running, ending } = sandbox._leaveRunning({ end: true })
     if (running) running.destroying = true
     await sandbox.processes._launchesSettled()
+    await sandbox.processes._stackDown()
     await running?.closeTerminals()
     await mastra.destroy()
     if (ending) await sandbox._stopJoined(running)

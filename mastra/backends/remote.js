@@ -210,12 +210,14 @@ const remote = {
 
   /** The supervisor ends with its processes, then Mastra's stop, then the capture. */
   async stop(sandbox, mastra) {
+    await sandbox.processes._stackDown()
     await sandbox._endSupervisor()
     await mastra.stop()
     if (sandbox._snapshotOnStop) await sandbox.snapshot()
   },
 
   async destroy(sandbox, mastra) {
+    await sandbox.processes._stackDown()
     await sandbox._endSupervisor()
     await mastra.destroy()
     return sandbox._removeOwnCheckpoints()
