@@ -106,6 +106,26 @@ describe('the log page', () => {
     await page.close()
   })
 
+  it('follows the newest line, and paused stays where it is while the log goes on arriving', async () => {
+    const p = await manager.spawn('seq 1 200; echo follow-me; while read line; do seq 1 200; echo "more $line"; done')
+    const page = await openLog('echo follow-me', { ended: false })
+    await page.waitForFunction(() => document.getElementById('log').textContent.includes('follow-me'))
+    await page.waitForFunction(() => window.scrollY > 0 && window.innerHeight + window.scrollY >= document.body.scrollHeight - 4)
+    await page.mouse.move(300, 300)
+    await page.mouse.wheel(0, -200)
+    await page.waitForFunction(() => !document.getElementById('follow').checked)
+    await page.evaluate(() => window.scrollTo(0, 0))
+    await p.sendStdin('one\n')
+    await page.waitForFunction(() => document.getElementById('log').textContent.endsWith('more one\n'))
+    assert.equal(await page.evaluate(() => window.scrollY), 0, 'paused: the page was not scrolled')
+    await page.check('#follow')
+    await p.sendStdin('two\n')
+    await page.waitForFunction(() => document.getElementById('log').textContent.endsWith('more two\n'))
+    await page.waitForFunction(() => window.innerHeight + window.scrollY >= document.body.scrollHeight - 4)
+    await p.closeStdin()
+    await page.close()
+  })
+
   it('downloads what is loaded as a .log file', async () => {
     await manager.spawn('echo saved-one; sleep 0.1; echo saved-two >&2').then((h) => h.wait())
     const page = await openLog('echo saved-one')

@@ -232,6 +232,10 @@
     render()
   })
   $('follow').addEventListener('change', scroll)
+  // Scrolling up to read is a pause: the log goes on arriving, the page stays where it was put.
+  const pause = () => ($('follow').checked = false)
+  window.addEventListener('wheel', (e) => e.deltaY < 0 && pause(), { passive: true })
+  window.addEventListener('keydown', (e) => ['PageUp', 'ArrowUp', 'Home'].includes(e.key) && e.target === document.body && pause())
   $('download').addEventListener('click', download)
   if (opened) {
     $('older').hidden = false
