@@ -88,6 +88,13 @@ describe('the log page', () => {
     await page.close()
   })
 
+  it('puts a marker on a line of its own after output without a newline', async () => {
+    await manager.exec(['sh', '-c', 'printf no-newline; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
+    const page = await openLog('printf no-newline')
+    assert.equal(await page.locator('#log').textContent(), 'no-newline\n── restarted (attempt 1, after exit 7) ──\nno-newline')
+    await page.close()
+  })
+
   it('opened after a cursor, loads what came before it on demand', async () => {
     const p = await manager.spawn('echo early-line; sleep 0.2; echo later-line')
     await p.wait()

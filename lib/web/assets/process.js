@@ -121,6 +121,9 @@
 
   function append(text, s) {
     if (!text) return
+    // A marker is a line of its own, even after output that ended without a newline.
+    const last = lines[lines.length - 1]
+    if (s === 'marker' && last && !last.t.endsWith('\n')) text = '\n' + text
     addText(lines, text, s)
     if (!shown(s)) return
     if (query) return later()
