@@ -88,6 +88,15 @@ describe('the log page', () => {
     await page.close()
   })
 
+  it('shows a probe verdict as a marker line', async () => {
+    const p = await manager.exec(['sh', '-c', 'echo probe-me; echo listening; sleep 30'], { readiness: { log: 'listening', periodMs: 50 } })
+    const page = await openLog('echo probe-me', { ended: false })
+    await page.waitForFunction(() => document.querySelector('#log .marker'))
+    assert.match(await page.locator('#log .marker').textContent(), /^── probe readiness: ok( \(.+\))? ──\n$/)
+    await p.kill()
+    await page.close()
+  })
+
   it('puts a marker on a line of its own after output without a newline', async () => {
     await manager.exec(['sh', '-c', 'printf no-newline; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
     const page = await openLog('printf no-newline')
