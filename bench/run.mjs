@@ -3,7 +3,7 @@
 // Prints the tables and the performance targets, and writes bench/RESULTS.md.
 //
 // Environment knobs (for development; RESULTS.md is only written by a full, default run):
-//   BENCH_ONLY=spawn,heap,output,idle,lag,snapshot,terminal,persistent   run a subset (BENCH_ONLY=snapshot: checkpoints alone)
+//   BENCH_ONLY=spawn,heap,output,idle,lag,snapshot,terminal,persistent,web   run a subset (BENCH_ONLY=snapshot: checkpoints alone)
 //   BENCH_QUICK=1                           small sample sizes
 //   BENCH_PROCVISOR_ROOT=/path/to/package   A/B: another copy of procvisor's JS package
 //   BENCH_ADDON=/path/to/procvisor.node     A/B: another build of the addon
@@ -27,8 +27,8 @@ const full = !only && !quick && !abRun
 const want = (s) => !only || only.has(s)
 
 const CONFIG = quick
-  ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50, snapshot: { rounds: 2, small: 3000, big: 20 }, terminal: { rounds: 1, mib: 20, latN: 20 }, persistent: { rounds: 2, spawnN: 20, mib: 32 } }
-  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 }, persistent: { rounds: 5, spawnN: 100, mib: 256 } }
+  ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50, snapshot: { rounds: 2, small: 3000, big: 20 }, terminal: { rounds: 1, mib: 20, latN: 20 }, persistent: { rounds: 2, spawnN: 20, mib: 32 }, web: { rounds: 2, processes: 200 } }
+  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 }, persistent: { rounds: 5, spawnN: 100, mib: 256 }, web: { rounds: 5, processes: 200 } }
 
 function version(pkg) {
   try {
@@ -123,6 +123,7 @@ if (want('lag')) res.lag = await timed('5b. event-loop lag while streaming', 'la
 if (want('snapshot')) res.snapshot = await timed('6. checkpoints of a working tree', 'snapshot', CONFIG.snapshot)
 if (want('terminal')) res.terminal = await timed('7. processes on a terminal', 'terminal', CONFIG.terminal)
 if (want('persistent')) res.persistent = await timed('8. a persistent sandbox against a local one', 'persistent', CONFIG.persistent)
+if (want('web')) res.web = await timed('9. the web view: first paint of an index of 200 processes', 'web', CONFIG.web)
 
 // No contender may leave a process behind: each section's process checked its own children; here,
 // no `sleep 60.x` of the memory test may be alive anywhere.
@@ -167,10 +168,18 @@ const terminalTable = res.terminal
     )}`
   : undefined
 if (terminalTable) log(`\n${terminalTable}`)
+const range = (x) => `${fmt(x.median, 0)} (${fmt(x.min, 0)}–${fmt(x.max, 0)})`
+const webTable = res.web
+  ? `9. the web view's index with ${res.web.processes} running processes, headless Chromium (median (min–max) of ${res.web.rounds} rounds; target: first paint ≤ 300 ms)\n\n${table(
+      ['', 'first contentful paint ms', 'every row filled ms'],
+      [['procvisor web view', range(res.web.paintMs), range(res.web.rowsMs)]],
+    )}`
+  : undefined
+if (webTable) log(`\n${webTable}`)
 log(`\n== Targets\n\n${table(['target', 'this run', 'verdict'], res.targets)}\n`)
 log(res.leaks)
 
-const md = markdown(res, { workloads: WORKLOADS }) + (terminalTable ? `\n## ${terminalTable}\n` : '')
+const md = markdown(res, { workloads: WORKLOADS }) + (terminalTable ? `\n## ${terminalTable}\n` : '') + (webTable ? `\n## ${webTable}\n` : '')
 const out = full ? path.join(BENCH, 'RESULTS.md') : path.join(BENCH, '.cache', 'RESULTS.partial.md')
 fs.mkdirSync(path.dirname(out), { recursive: true })
 fs.writeFileSync(out, md)

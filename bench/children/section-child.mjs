@@ -68,6 +68,11 @@ switch (section) {
     out = { result: await snapshotSection({ ...config, log }) }
     break
   }
+  case 'web': {
+    const { webSection } = await import('../sections/web.mjs')
+    out = { result: await webSection({ ...config, log }) }
+    break
+  }
   case 'terminal': {
     const { terminalSection } = await import('../sections/terminal.mjs')
     out = { result: await terminalSection({ ...config, log }) }
