@@ -16,6 +16,31 @@ export async function launchChromium() {
 }
 
 /**
+ * Chromium and a web view of one ProcessManager of its own, made before a file's tests and ended
+ * after them: `ctx.browser`, `ctx.manager`, `ctx.view`, `ctx.dir` once they ran.
+ */
+export function browserAndView(prefix) {
+  const { before, after } = require('node:test')
+  const { ProcessManager, createWebView } = require('../../index.js')
+  const os = require('node:os')
+  const path = require('node:path')
+  const ctx = {}
+  before(async () => {
+    ctx.dir = fs.mkdtempSync(path.join(os.tmpdir(), `procvisor-${prefix}-`))
+    ctx.browser = await launchChromium()
+    ctx.manager = new ProcessManager({ workingDirectory: ctx.dir })
+    ctx.view = await createWebView({ managers: [ctx.manager] })
+  })
+  after(async () => {
+    if (ctx.view) await ctx.view.close()
+    if (ctx.manager) await ctx.manager.close()
+    if (ctx.browser) await ctx.browser.close()
+    if (ctx.dir) fs.rmSync(ctx.dir, { recursive: true, force: true })
+  })
+  return ctx
+}
+
+/**
  * A page whose WebSockets are recorded in `window.__sockets`, so that a test can drop one as a
  * network would.
  */

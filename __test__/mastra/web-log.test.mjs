@@ -1,38 +1,17 @@
 // A process's log page in a real headless Chromium: search with highlighting over 100,000 lines,
 // the stream filter, restart markers, a log opened after a cursor loading what came before, and
 // the download of what is loaded.
-import { describe, it, before, after } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
-import { createRequire } from 'node:module'
-import { tempDir } from './helpers.mjs'
-import { launchChromium, recordingPage } from './web-browser.mjs'
+import { browserAndView, recordingPage } from './web-browser.mjs'
 
-const require = createRequire(import.meta.url)
-const { ProcessManager, createWebView } = require('../../index.js')
-
-let browser
-let tmp
-let manager
-let view
-
-before(async () => {
-  tmp = tempDir('procvisor-web-log-')
-  browser = await launchChromium()
-  manager = new ProcessManager({ workingDirectory: tmp })
-  view = await createWebView({ managers: [manager] })
-})
-after(async () => {
-  if (view) await view.close()
-  if (manager) await manager.close()
-  if (browser) await browser.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const ctx = browserAndView('web-log')
 
 /** The process page of the process whose command holds `text`, its log loaded to the end. */
 async function openLog(text, { ended = true } = {}) {
-  const page = await recordingPage(browser, { width: 1000, height: 600 })
-  await page.goto(view.url)
+  const page = await recordingPage(ctx.browser, { width: 1000, height: 600 })
+  await page.goto(ctx.view.url)
   await page.click(`a:text("${text}")`)
   if (ended) await page.waitForFunction(() => document.getElementById('state').textContent.startsWith('exited'))
   return page
@@ -45,7 +24,7 @@ async function search(page, text) {
 
 describe('the log page', () => {
   it('finds a line among 100,000 and highlights it; a regex too; an invalid regex says so', async () => {
-    await manager.spawn('seq 1 50000; echo "the needle-7 line"; seq 50001 99999').then((h) => h.wait())
+    await ctx.manager.spawn('seq 1 50000; echo "the needle-7 line"; seq 50001 99999').then((h) => h.wait())
     const page = await openLog('the needle-7 line')
     await page.waitForFunction(() => document.getElementById('log').textContent.endsWith('99999\n'))
     const started = Date.now()
@@ -67,7 +46,7 @@ describe('the log page', () => {
   })
 
   it('labels stdout and stderr apart, and the stderr filter hides stdout', async () => {
-    await manager.spawn('echo out-one; echo err-one >&2; sleep 0.1; echo out-two; echo err-two >&2').then((h) => h.wait())
+    await ctx.manager.spawn('echo out-one; echo err-one >&2; sleep 0.1; echo out-two; echo err-two >&2').then((h) => h.wait())
     const page = await openLog('echo out-one')
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('err-two'))
     assert.equal(await page.locator('#log .stderr').allTextContents().then((t) => t.join('')), 'err-one\nerr-two\n')
@@ -80,7 +59,7 @@ describe('the log page', () => {
   })
 
   it('shows a restart marker between the runs of a restarting service', async () => {
-    await manager.exec(['sh', '-c', 'echo run-of-flaky; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
+    await ctx.manager.exec(['sh', '-c', 'echo run-of-flaky; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
     const page = await openLog('run-of-flaky')
     await page.waitForFunction(() => document.querySelector('#log .marker'))
     const text = await page.locator('#log').textContent()
@@ -89,7 +68,7 @@ describe('the log page', () => {
   })
 
   it('shows a probe verdict as a marker line', async () => {
-    const p = await manager.exec(['sh', '-c', 'echo probe-me; echo listening; sleep 30'], { readiness: { log: 'listening', periodMs: 50 } })
+    const p = await ctx.manager.exec(['sh', '-c', 'echo probe-me; echo listening; sleep 30'], { readiness: { log: 'listening', periodMs: 50 } })
     const page = await openLog('echo probe-me', { ended: false })
     await page.waitForFunction(() => document.querySelector('#log .marker'))
     assert.match(await page.locator('#log .marker').textContent(), /^── probe readiness: ok( \(.+\))? ──\n$/)
@@ -98,14 +77,14 @@ describe('the log page', () => {
   })
 
   it('puts a marker on a line of its own after output without a newline', async () => {
-    await manager.exec(['sh', '-c', 'printf no-newline; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
+    await ctx.manager.exec(['sh', '-c', 'printf no-newline; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
     const page = await openLog('printf no-newline')
     assert.equal(await page.locator('#log').textContent(), 'no-newline\n── restarted (attempt 1, after exit 7) ──\nno-newline')
     await page.close()
   })
 
   it('opened after a cursor, loads what came before it on demand', async () => {
-    const p = await manager.spawn('echo early-line; sleep 0.2; echo later-line')
+    const p = await ctx.manager.spawn('echo early-line; sleep 0.2; echo later-line')
     await p.wait()
     const events = []
     for await (const e of await p.logs()) events.push(e)
@@ -123,7 +102,7 @@ describe('the log page', () => {
   })
 
   it('follows the newest line, and paused stays where it is while the log goes on arriving', async () => {
-    const p = await manager.spawn('seq 1 200; echo follow-me; while read line; do seq 1 200; echo "more $line"; done')
+    const p = await ctx.manager.spawn('seq 1 200; echo follow-me; while read line; do seq 1 200; echo "more $line"; done')
     const page = await openLog('echo follow-me', { ended: false })
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('follow-me'))
     await page.waitForFunction(() => window.scrollY > 0 && window.innerHeight + window.scrollY >= document.body.scrollHeight - 4)
@@ -143,7 +122,7 @@ describe('the log page', () => {
   })
 
   it('downloads what is loaded as a .log file', async () => {
-    await manager.spawn('echo saved-one; sleep 0.1; echo saved-two >&2').then((h) => h.wait())
+    await ctx.manager.spawn('echo saved-one; sleep 0.1; echo saved-two >&2').then((h) => h.wait())
     const page = await openLog('echo saved-one')
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('saved-two'))
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')])

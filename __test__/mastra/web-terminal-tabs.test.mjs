@@ -1,33 +1,11 @@
 // Several terminals side by side on one page, in tabs: each its own xterm on its own socket, so
 // what is typed in one tab reaches that terminal alone.
-import { describe, it, before, after } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as fs from 'node:fs'
-import { createRequire } from 'node:module'
-import { tempDir } from './helpers.mjs'
-import { launchChromium, recordingPage } from './web-browser.mjs'
-
-const require = createRequire(import.meta.url)
-const { ProcessManager, createWebView } = require('../../index.js')
+import { browserAndView, recordingPage } from './web-browser.mjs'
 
 const SHELL = { command: ['/bin/bash', '--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' }, cols: 80, rows: 24 }
-let browser
-let tmp
-let manager
-let view
-
-before(async () => {
-  tmp = tempDir('procvisor-web-tabs-')
-  browser = await launchChromium()
-  manager = new ProcessManager({ workingDirectory: tmp })
-  view = await createWebView({ managers: [manager] })
-})
-after(async () => {
-  if (view) await view.close()
-  if (manager) await manager.close()
-  if (browser) await browser.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const ctx = browserAndView('web-tabs')
 
 /** The rows of the screen in the tab of terminal `ref`. */
 function paneLines(page, ref) {
@@ -47,10 +25,10 @@ async function paneShows(page, ref, re) {
 
 describe('terminals in tabs', () => {
   it('two terminals in tabs each take their own input', async () => {
-    const a = await manager.createTerminal(SHELL)
-    const b = await manager.createTerminal(SHELL)
-    const page = await recordingPage(browser, { width: 900, height: 500 })
-    await page.goto(view.url)
+    const a = await ctx.manager.createTerminal(SHELL)
+    const b = await ctx.manager.createTerminal(SHELL)
+    const page = await recordingPage(ctx.browser, { width: 900, height: 500 })
+    await page.goto(ctx.view.url)
     await page.click(`a:text-is("${a.id}")`)
     await paneShows(page, a.id, /^\$$/)
     await page.click(`a.add-tab:text("${b.id}")`)
@@ -73,7 +51,7 @@ describe('terminals in tabs', () => {
     assert.ok(!(await paneLines(page, b.id)).some((l) => l.includes('again-6')))
 
     // A tab names a terminal of the same group, or the page is refused.
-    const plain = await manager.spawn('sleep 30')
+    const plain = await ctx.manager.spawn('sleep 30')
     const u = new URL(page.url())
     const refused = await page.goto(`${u.origin}${u.pathname}?tab=${plain.pid}`)
     assert.equal(refused.status(), 404)
