@@ -21,6 +21,19 @@ export const BACKENDS = [
   },
 ]
 
+/**
+ * A file's sandbox maker: `make(options)` builds a NativeLocalSandbox with `defaults()` (read at
+ * each call: a test's directory changes) under the call's options, and records it in `made` for
+ * the file's cleanup.
+ */
+export function sandboxMaker(made, defaults = () => ({})) {
+  return (options) => {
+    const sb = new NativeLocalSandbox({ ...defaults(), ...options })
+    made.push(sb)
+    return sb
+  }
+}
+
 /** Destroys `sb` (its supervisor too), whatever state a test left it in. */
 export async function end(sb) {
   await sb._destroy().catch(() => {})

@@ -6,16 +6,12 @@ import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { eventually, tempDir } from './helpers.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 let tmp
 const made = []
-function make(options) {
-  const sb = new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'wd'), ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ workingDirectory: path.join(tmp, 'wd') }))
 
 beforeEach(() => {
   tmp = tempDir('procvisor-lifetime-end-')

@@ -21,15 +21,12 @@ import {
 import * as mastraEntry from 'procvisor/mastra'
 import { NativeLocalSandbox, NativeProcessHandle, NativeProcessManager } from 'procvisor/mastra'
 import { ROOT, alive, collector, eventually, tempDir } from './helpers.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 let tmp
 let sandbox
 const extra = []
-function make(options) {
-  const sb = new NativeLocalSandbox(options)
-  extra.push(sb)
-  return sb
-}
+const make = sandboxMaker(extra)
 
 beforeEach(() => {
   tmp = tempDir('procvisor-local-sandbox-')

@@ -5,19 +5,15 @@ import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { LocalSandbox } from '@mastra/core/workspace'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { tempDir } from './helpers.mjs'
 import { freshId, sweep } from './persistent-common.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 let tmp
 const made = []
 
 /** A sandbox swept after the file, whatever a test left running. */
-function make(options) {
-  const sb = new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'wd'), ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ workingDirectory: path.join(tmp, 'wd') }))
 
 before(() => {
   tmp = tempDir('procvisor-persistent-fidelity-')

@@ -7,9 +7,9 @@ import * as fs from 'node:fs'
 import * as net from 'node:net'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { tempDir } from './helpers.mjs'
 import { freshId, sweep } from './persistent-common.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/protocol.js')
@@ -29,11 +29,7 @@ afterEach(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-function make(options) {
-  const sb = new NativeLocalSandbox({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), timeoutMs: 60000, ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), timeoutMs: 60000 }))
 
 describe('the output of a persistent sandbox', () => {
   it('spawn() resolves before any output reaches onStdout or reader, 30 times in a row', async () => {

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { alive, eventually, tempDir } from './helpers.mjs'
 import { freshId, processesWith, sweep } from './persistent-common.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 let tmp
 let made = []
@@ -21,11 +21,7 @@ afterEach(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-function make(options) {
-  const sb = new NativeLocalSandbox({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 60000, ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 60000 }))
 
 describe('stopping a persistent sandbox', () => {
   it('stop() with 20 spawns in flight waits for them and kills them too', async () => {

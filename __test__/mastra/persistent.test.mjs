@@ -14,6 +14,7 @@ import { NativeLocalSandbox, SandboxSupervisorLostError, SandboxProtocolError } 
 import { InvalidProcessOptionError } from 'procvisor'
 import { ROOT, alive, eventually, freePort, sleep, tempDir } from './helpers.mjs'
 import { child as spawnChild } from './persistent-common.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/protocol.js')
@@ -24,11 +25,7 @@ let tmp
 let made = []
 const children = []
 
-function make(options) {
-  const sb = new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'wd'), ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ workingDirectory: path.join(tmp, 'wd') }))
 
 /** A fresh id, so that no two tests (or runs) share a supervisor. */
 const freshId = () => `persist-${randomBytes(6).toString('hex')}`

@@ -5,20 +5,16 @@ import { afterEach, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { InvalidProcessOptionError } from 'procvisor'
 import { alive, eventually, tempDir } from './helpers.mjs'
 import { IMPORT, child as spawnChild, freshId, sweep } from './persistent-common.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 let tmp
 let made = []
 const children = []
 
-function make(options) {
-  const sb = new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'wd'), ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ workingDirectory: path.join(tmp, 'wd') }))
 
 async function collect(stream) {
   const events = []

@@ -8,6 +8,7 @@ import { NativeLocalSandbox } from 'procvisor/mastra'
 import { InvalidProcessOptionError } from 'procvisor'
 import { tempDir } from './helpers.mjs'
 import { freshId, sweep } from './persistent-common.mjs'
+import { sandboxMaker } from './backends.mjs'
 
 let tmp
 let made = []
@@ -24,11 +25,7 @@ afterEach(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-function make(options) {
-  const sb = new NativeLocalSandbox({ checkpointsDirectory: path.join(tmp, 'ckpt'), timeoutMs: 60000, ...options })
-  made.push(sb)
-  return sb
-}
+const make = sandboxMaker(made, () => ({ checkpointsDirectory: path.join(tmp, 'ckpt'), timeoutMs: 60000 }))
 
 const isIdError = (e) => e instanceof InvalidProcessOptionError && /\bid\b/.test(e.message)
 
