@@ -240,17 +240,30 @@ class LogStream {
     }
   }
 
-  /** Reads on from the files (past what memory holds), then goes on as before. */
+  /**
+   * Reads on from the files (past what memory holds), then goes on as before. One read of the
+   * files at a time per client: a read holds up to a batch until it is sent, whatever the
+   * socket's backlog by then, and many streams of one client must not each hold one.
+   */
   fromFiles(max) {
+    const client = this.client
+    if (client.readingFiles) return
+    client.readingFiles = true
     this.reading = true
+    const finished = () => {
+      this.reading = false
+      client.readingFiles = false
+      // The client's other streams that waited for this read go on.
+      for (const st of client.streams.values()) if (st !== this) st.next()
+    }
     this.rec.core.native.readLog(this.after, max).then(
       (read) => {
-        this.reading = false
-        if (this.done) return
-        if (this.send(read) >= 0) this.next()
+        const sent = this.done ? -1 : this.send(read)
+        finished()
+        if (sent >= 0) this.next()
       },
       (e) => {
-        this.reading = false
+        finished()
         if (!this.done) this.end({ error: protocol.fromError(e) })
       },
     )
