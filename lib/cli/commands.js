@@ -35,6 +35,8 @@ async function ls(args, io) {
       try {
         infos.push(await sandboxInfo(conn))
       } catch (e) {
+        // One that ended while it was listed (its lifetime, a stop) is no longer running: left out.
+        if (e instanceof errors.SandboxSupervisorLostError) continue
         // The others are listed; the exit status says that one did not answer.
         if (!(e instanceof DeadlineError)) throw e
         io.err.write(`procvisor: skipped ${e.message}\n`)
