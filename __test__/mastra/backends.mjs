@@ -5,8 +5,10 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import { afterEach, beforeEach, describe } from 'node:test'
 import { LocalSandbox } from '@mastra/core/workspace'
 import { NativeLocalSandbox } from 'procvisor/mastra'
+import { tempDir } from './helpers.mjs'
 import { freshId, sweep } from './persistent-common.mjs'
 
 export const BACKENDS = [
@@ -20,6 +22,51 @@ export const BACKENDS = [
     make: (options) => new NativeLocalSandbox({ id: freshId(), persistent: true, ...options }),
   },
 ]
+
+/**
+ * One `describe(`${title}: <backend>`)` block a backend named in `names` (in BACKENDS' order),
+ * `body(backend)` its tests: a suite's one line for running on each backend.
+ */
+export function describeBackends(title, names, options, body) {
+  if (typeof options === 'function') [options, body] = [{}, options]
+  for (const name of names) if (!BACKENDS.some((b) => b.name === name)) throw new Error(`no backend ${name}`)
+  for (const backend of BACKENDS.filter((b) => names.includes(b.name))) describe(`${title}: ${backend.title}`, options, () => body(backend))
+}
+
+/**
+ * The sandboxes and the directory of each test of the describe block it is called in, on
+ * `backend`: `dir` is a fresh directory made before each test and removed after it; `make(options)`
+ * builds a sandbox with `defaults(dir)` under the call's options (working directory `<dir>/wd`
+ * unless they say otherwise); `start(options)` builds one and starts it. Every sandbox made is
+ * ended after its test, its supervisor too.
+ */
+export function perTest(backend, { prefix = 'procvisor-mastra-', defaults = () => ({}) } = {}) {
+  let dir
+  const made = []
+  beforeEach(() => {
+    dir = tempDir(prefix)
+  })
+  afterEach(async () => {
+    for (const sb of made.splice(0)) await end(sb)
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  const make = (options) => {
+    const sb = backend.make({ workingDirectory: path.join(dir, 'wd'), ...defaults(dir), ...options })
+    made.push(sb)
+    return sb
+  }
+  return {
+    get dir() {
+      return dir
+    },
+    make,
+    async start(options) {
+      const sb = make(options)
+      await sb.start()
+      return sb
+    },
+  }
+}
 
 /**
  * A file's sandbox maker: `make(options)` builds a NativeLocalSandbox with `defaults()` (read at
