@@ -1,53 +1,42 @@
 // procvisor/mastra: signals by name on a handle (`kill(signal)`), on the sandbox's process
-// manager (`processes.kill(pid, signal)`) and on a handle's `nativeHandle`, in a local and in a
-// persistent sandbox.
-import { after, describe, it } from 'node:test'
+// manager (`processes.kill(pid, signal)`) and on a handle's `nativeHandle`, on both procvisor
+// backends.
+import { it } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import * as fs from 'node:fs'
 import * as os from 'node:os'
-import * as path from 'node:path'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { InvalidProcessSignalError } from 'procvisor'
-import { alive, tempDir } from './helpers.mjs'
+import { describeBackends, perTest } from './backends.mjs'
+import { alive } from './helpers.mjs'
 
-const tmp = tempDir('procvisor-mastra-signames-')
-const made = []
-after(async () => {
-  for (const sb of made) await sb.destroy().catch(() => {})
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 const { SIGTERM } = os.constants.signals
 
-for (const persistent of [false, true]) {
-  describe(persistent ? 'a persistent sandbox' : 'a local sandbox', () => {
-    it('kill takes names; an unknown name is refused and nothing is sent', async () => {
-      const sb = new NativeLocalSandbox({ id: `signames-${randomBytes(6).toString('hex')}`, workingDirectory: path.join(tmp, String(persistent)), persistent })
-      made.push(sb)
-      await sb.start()
+describeBackends('signal names', ['native', 'persistent'], (backend) => {
+  const t = perTest(backend, { prefix: 'procvisor-mastra-signames-' })
 
-      const a = await sb.processes.spawn('sleep 30')
-      assert.equal(await a.kill('SIGTERM'), true)
-      assert.equal((await a.wait()).exitCode, 128)
-      assert.equal((await a.nativeHandle.waitForExit()).signal, SIGTERM)
+  it('kill takes names; an unknown name is refused and nothing is sent', async () => {
+    const sb = await t.start()
 
-      // Killed through the manager, the process is released: its own exit code says HUP reached it.
-      const b = await sb.processes.spawn('trap "exit 7" HUP; echo ready; while :; do sleep 0.05; done')
-      await b.nativeHandle.waitForLog('ready', { timeout: 5000 })
-      assert.equal(await sb.processes.kill(b.pid, 'HUP'), true)
-      assert.equal((await b.wait()).exitCode, 7)
+    const a = await sb.processes.spawn('sleep 30')
+    assert.equal(await a.kill('SIGTERM'), true)
+    assert.equal((await a.wait()).exitCode, 128)
+    assert.equal((await a.nativeHandle.waitForExit()).signal, SIGTERM)
 
-      const c = await sb.processes.spawn('sleep 30')
-      await c.nativeHandle.kill('TERM')
-      assert.equal((await c.nativeHandle.waitForExit()).signal, SIGTERM)
+    // Killed through the manager, the process is released: its own exit code says HUP reached it.
+    const b = await sb.processes.spawn('trap "exit 7" HUP; echo ready; while :; do sleep 0.05; done')
+    await b.nativeHandle.waitForLog('ready', { timeout: 5000 })
+    assert.equal(await sb.processes.kill(b.pid, 'HUP'), true)
+    assert.equal((await b.wait()).exitCode, 7)
 
-      const d = await sb.processes.spawn('sleep 30')
-      for (const call of [() => d.kill('SIGFOO'), () => sb.processes.kill(d.pid, 'SIGFOO'), () => d.nativeHandle.kill('SIGFOO')]) {
-        await assert.rejects(call(), (e) => e instanceof InvalidProcessSignalError && e.message.includes('"SIGFOO"'))
-      }
-      assert.ok(alive(Number(d.pid)))
-      assert.equal(await d.kill('SIGKILL'), true)
-      assert.equal((await d.wait()).killed, true)
-    })
+    const c = await sb.processes.spawn('sleep 30')
+    await c.nativeHandle.kill('TERM')
+    assert.equal((await c.nativeHandle.waitForExit()).signal, SIGTERM)
+
+    const d = await sb.processes.spawn('sleep 30')
+    for (const call of [() => d.kill('SIGFOO'), () => sb.processes.kill(d.pid, 'SIGFOO'), () => d.nativeHandle.kill('SIGFOO')]) {
+      await assert.rejects(call(), (e) => e instanceof InvalidProcessSignalError && e.message.includes('"SIGFOO"'))
+    }
+    assert.ok(alive(Number(d.pid)))
+    assert.equal(await d.kill('SIGKILL'), true)
+    assert.equal((await d.wait()).killed, true)
   })
-}
+})
