@@ -1,20 +1,19 @@
-// Services on the Mastra face: `sandbox.processes.spawn(cmd, { restart })` in a local sandbox and
-// in a persistent one, whose supervisor goes on restarting with nobody attached and shows a later
-// Node process the count and the whole history.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+// Services on the Mastra face: `sandbox.processes.spawn(cmd, { restart })` on both procvisor
+// backends; a persistent sandbox's supervisor goes on restarting with nobody attached and shows a
+// later Node process the count and the whole history.
+import { after, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { InvalidProcessOptionError } from 'procvisor'
-import { alive, eventually, tempDir } from './helpers.mjs'
-import { IMPORT, child as spawnChild, freshId, sweep } from './persistent-common.mjs'
-import { sandboxMaker } from './backends.mjs'
+import { alive, eventually } from './helpers.mjs'
+import { IMPORT, child as spawnChild, freshId } from './persistent-common.mjs'
+import { describeBackends, onlyOn, perTest } from './backends.mjs'
 
-let tmp
-let made = []
 const children = []
-
-const make = sandboxMaker(made, () => ({ workingDirectory: path.join(tmp, 'wd') }))
+after(() => {
+  for (const p of children) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
+})
 
 async function collect(stream) {
   const events = []
@@ -24,20 +23,10 @@ async function collect(stream) {
 
 const numbers = (text, word) => [...text.matchAll(new RegExp(`${word} (\\d+)`, 'g'))].map((m) => Number(m[1]))
 
-beforeEach(() => {
-  tmp = tempDir('procvisor-restart-')
-})
+describeBackends('restart on the Mastra face', ['native', 'persistent'], (backend) => {
+  const t = perTest(backend, { prefix: 'procvisor-restart-' })
+  const make = t.make
 
-afterEach(async () => {
-  for (const p of children.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
-  for (const sb of made.splice(0)) {
-    await sb._destroy().catch(() => {})
-    if (sb._persistent) await sweep(sb.id)
-  }
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-describe('restart on the Mastra face', () => {
   it('a crash loop: every run reaches the listeners, wait() has the last exit, the count and gaveUp', async () => {
     const sb = make({})
     await sb.start()
@@ -85,34 +74,29 @@ describe('restart on the Mastra face', () => {
   })
 
   it("the sandbox's lifetime ending during a backoff ends the service as it ends a command: 124, timedOut", async () => {
-    for (const persistent of [false, true]) {
-      const sb = make({ id: freshId(), persistent, timeoutMs: 1500 })
-      await sb.start()
-      const h = await sb.processes.spawn('exit 1', { restart: { policy: 'on-failure', backoffMs: { initial: 60_000 } } })
-      const end = await h.wait()
-      assert.deepEqual([end.exitCode, end.timedOut, end.killed, end.restarts], [124, true, true, 1], `persistent: ${persistent}`)
-      assert.match(end.stderr, /the sandbox's lifetime \(timeoutMs\) of 1500 ms ended/)
-    }
+    const sb = make({ timeoutMs: 1500 })
+    await sb.start()
+    const h = await sb.processes.spawn('exit 1', { restart: { policy: 'on-failure', backoffMs: { initial: 60_000 } } })
+    const end = await h.wait()
+    assert.deepEqual([end.exitCode, end.timedOut, end.killed, end.restarts], [124, true, true, 1])
+    assert.match(end.stderr, /the sandbox's lifetime \(timeoutMs\) of 1500 ms ended/)
   })
 
-  it('a bad restart value is an InvalidProcessOptionError naming the field, locally and in a persistent sandbox', async () => {
-    const marker = path.join(tmp, 'ran')
-    for (const persistent of [false, true]) {
-      const sb = make({ id: freshId(), persistent, timeoutMs: 60_000 })
-      await sb.start()
-      await assert.rejects(sb.processes.spawn(`touch ${marker}`, { restart: { policy: 'always', backoffMs: { factor: 0 } } }), (e) => {
-        assert.ok(e instanceof InvalidProcessOptionError, String(e))
-        assert.match(e.message, /restart\.backoffMs\.factor/)
-        return true
-      })
-      await sb._stop()
-    }
+  it('a bad restart value is an InvalidProcessOptionError naming the field, and nothing runs', async () => {
+    const marker = path.join(t.dir, 'ran')
+    const sb = make({ timeoutMs: 60_000 })
+    await sb.start()
+    await assert.rejects(sb.processes.spawn(`touch ${marker}`, { restart: { policy: 'always', backoffMs: { factor: 0 } } }), (e) => {
+      assert.ok(e instanceof InvalidProcessOptionError, String(e))
+      assert.match(e.message, /restart\.backoffMs\.factor/)
+      return true
+    })
     assert.equal(fs.existsSync(marker), false)
   })
 
-  it('in a persistent sandbox, restarts go on after the starting Node process was SIGKILLed; a new one sees the count and the history', async () => {
+  it('restarts go on after the starting Node process was SIGKILLed; a new one sees the count and the history', { skip: onlyOn(backend, ['persistent'], 'only a supervisor outlives the Node process that started it') }, async () => {
     const id = freshId()
-    const wd = path.join(tmp, 'wd')
+    const wd = path.join(t.dir, 'wd')
     const first = spawnChild(
       children,
       `${IMPORT}
@@ -130,7 +114,7 @@ describe('restart on the Mastra face', () => {
     assert.ok(alive(a.supervisor), 'the supervisor outlived the Node process')
     await new Promise((r) => setTimeout(r, 500))
 
-    const sb = make({ id, persistent: true, timeoutMs: 60_000 })
+    const sb = make({ id, timeoutMs: 60_000 })
     assert.equal((await sb.start()).outcome, 'connected')
     const h = await sb.processes.get(a.pid)
     assert.ok(h, 'found again by its pid')
