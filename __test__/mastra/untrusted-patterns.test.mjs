@@ -1,34 +1,32 @@
 // Patterns and inputs that come from an agent or from a client of a persistent sandbox: a
 // catastrophic regular expression holds nothing, one that needs backtracking is refused with a
-// typed error, a terminal write keeps its timeout, and the tools fail with procvisor's typed errors.
-import { after, before, describe, it } from 'node:test'
+// typed error, a terminal write keeps its timeout, and the tools fail with procvisor's typed
+// errors, on both procvisor backends.
+import { beforeEach, it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as fs from 'node:fs'
-import { Workspace, WORKSPACE_TOOLS_PREFIX } from '@mastra/core/workspace'
-import { NativeLocalSandbox, createProcessTools } from 'procvisor/mastra'
+import { WORKSPACE_TOOLS_PREFIX } from '@mastra/core/workspace'
+import { createProcessTools } from 'procvisor/mastra'
 import { InvalidProcessOptionError, ProcessNotFoundError } from 'procvisor'
-import { freePort, tempDir } from './helpers.mjs'
-import { freshId, sweep } from './persistent-common.mjs'
+import { describeBackends, perTest } from './backends.mjs'
+import { freePort } from './helpers.mjs'
 
 const T = (name) => `${WORKSPACE_TOOLS_PREFIX}_${name}`
 const CATASTROPHIC = 'printf "%s!\\n" aaaaaaaaaaaaaaaaaaaaaaaaa; sleep 0.3; echo aaaa; sleep 30'
+const sandboxes = (backend) => perTest(backend, { prefix: 'procvisor-untrusted-', defaults: () => ({ env: { PATH: process.env.PATH } }) })
 
-let dir
-let sandbox
-let tools
-before(async () => {
-  dir = tempDir('procvisor-untrusted-')
-  sandbox = new NativeLocalSandbox({ workingDirectory: dir, env: { PATH: process.env.PATH } })
-  await sandbox.start()
-  tools = createProcessTools(sandbox, { quietMs: 100 })
-})
-after(async () => {
-  await sandbox._destroy().catch(() => {})
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+describeBackends('the agent tools with hostile input', ['native', 'persistent'], { timeout: 60_000 }, (backend) => {
+  const t = sandboxes(backend)
+  let sandbox
+  let tools
+  beforeEach(async () => {
+    sandbox = await t.start()
+    tools = createProcessTools(sandbox, { quietMs: 100 })
+  })
 
-describe('the agent tools with hostile input', { timeout: 60_000 }, () => {
-  it('wait_for_log: a catastrophic pattern matches the later line without holding Node; a backreference is refused', async () => {
+  const regexTool = {
+    todo: backend.persistent && 'persistent: wait_for_log with a /regex/ pattern is refused with "pattern must be a string or a RegExp, got object" (the tool\'s linear-time pattern does not cross the socket)',
+  }
+  it('wait_for_log: a catastrophic pattern matches the later line without holding Node; a backreference is refused', regexTool, async () => {
     const p = await sandbox.processes.spawn(CATASTROPHIC)
     let last = Date.now()
     let worst = 0
@@ -70,22 +68,13 @@ describe('the agent tools with hostile input', { timeout: 60_000 }, () => {
   })
 })
 
-describe('a persistent sandbox and a client pattern', { timeout: 60_000 }, () => {
-  const id = freshId()
-  let a
-  let b
-  before(async () => {
-    a = new NativeLocalSandbox({ id, persistent: true, workingDirectory: dir, env: { PATH: process.env.PATH } })
-    await a.start()
-    b = new NativeLocalSandbox({ id, persistent: true, workingDirectory: dir, env: { PATH: process.env.PATH } })
-    await b.start()
-  })
-  after(async () => {
-    await a._destroy().catch(() => {})
-    await sweep(id)
-  })
+// Two clients of one supervisor: a pattern one of them waits on must not hold the other.
+describeBackends('a persistent sandbox and a client pattern', ['persistent'], { timeout: 60_000 }, (backend) => {
+  const t = sandboxes(backend)
 
   it("a catastrophic pattern does not make another client's list() wait; a backreference is refused", async () => {
+    const a = await t.start()
+    const b = await t.start({ id: a.id })
     const p = await a.processes.spawn(CATASTROPHIC)
     const waiting = p.nativeHandle.waitForLog(/(a+)+$/m, { timeout: 10_000 })
     await new Promise((r) => setTimeout(r, 100))
