@@ -5,11 +5,11 @@
 import * as fs from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
-import { afterEach, beforeEach, describe } from 'node:test'
+import { after, afterEach, before, beforeEach, describe } from 'node:test'
 import { LocalSandbox } from '@mastra/core/workspace'
 import { NativeLocalSandbox } from 'procvisor/mastra'
 import { tempDir } from './helpers.mjs'
-import { freshId, sweep } from './persistent-common.mjs'
+import { freshId, startElsewhere, sweep } from './persistent-common.mjs'
 
 export const BACKENDS = [
   { name: 'mastra', title: "Mastra's LocalSandbox", mastra: true, make: (options) => new LocalSandbox(options) },
@@ -64,6 +64,40 @@ export function perTest(backend, { prefix = 'procvisor-mastra-', defaults = () =
       const sb = make(options)
       await sb.start()
       return sb
+    },
+  }
+}
+
+/**
+ * Persistent sandboxes each started by a Node process of its own that then exits, for a file's
+ * tests of what another process (the command line) sees: `startIn(id, script, options)` starts
+ * sandbox `id` (a fresh one by default) in `<dir>/<id>`, runs `script` there after start() and
+ * resolves with what it printed, its `id` and its working directory `wd`. After the file, every
+ * such supervisor is shut down and the directory removed.
+ */
+export function startedElsewhere(prefix) {
+  const children = []
+  const ids = []
+  let dir
+  before(() => {
+    dir = tempDir(prefix)
+  })
+  after(async () => {
+    for (const id of ids) await sweep(id)
+    for (const c of children) c.kill('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  return {
+    get dir() {
+      return dir
+    },
+    async startIn(id = freshId(), script = 'console.log(JSON.stringify({}))', options = '') {
+      ids.push(id)
+      const wd = path.join(dir, id)
+      const c = startElsewhere(children, { id, workingDirectory: wd, options }, script)
+      const first = await c.first
+      await c.exited
+      return { id, ...first, wd }
     },
   }
 }

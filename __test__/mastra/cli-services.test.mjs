@@ -1,47 +1,29 @@
 // `procvisor start`, `restart` and `describe` against real persistent sandboxes started by a Node
 // process of their own, with real servers answering on real ports.
-import { describe, it, before, after } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { alive, eventually, freePort, tempDir } from './helpers.mjs'
-import { procvisor, startElsewhere, freshId, sweep } from './persistent-common.mjs'
-import { privateSockets } from './backends.mjs'
+import { alive, eventually, freePort } from './helpers.mjs'
+import { procvisor } from './persistent-common.mjs'
+import { privateSockets, startedElsewhere } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager, InvalidProcessOptionError } = require('../../index.js')
 
 privateSockets()
-const children = []
-const ids = []
-let tmp
-
+const elsewhere = startedElsewhere('procvisor-cli-services-')
 const cli = procvisor
 
-async function sandbox(script = 'console.log(JSON.stringify({}))', options = '') {
-  const id = freshId()
-  ids.push(id)
-  const c = startElsewhere(children, { id, workingDirectory: path.join(tmp, id), options }, script)
-  const first = await c.first
-  await c.exited
-  return { id, ...first }
-}
+/** A fresh sandbox started from a Node process of its own running `script`; resolves with its id and what it printed. */
+const sandbox = (script, options) => elsewhere.startIn(undefined, script, options)
 
 /** An HTTP server that answers with its pid; it listens after `delayMs`; SIGTERM ends it with exit 0. */
 const server = (port, delayMs = 0) =>
   `process.on('SIGTERM', () => process.exit(0)); setTimeout(() => require('http').createServer((q, s) => s.end(String(process.pid))).listen(${port}, '127.0.0.1'), ${delayMs})`
 
 const pidAt = async (port) => Number(await (await fetch(`http://127.0.0.1:${port}/`)).text())
-
-before(() => {
-  tmp = tempDir('procvisor-cli-services-')
-})
-after(async () => {
-  for (const id of ids) await sweep(id)
-  for (const c of children) c.kill('SIGKILL')
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 
 describe('procvisor start', () => {
   it('runs the argv after -- without a shell, prints its pid, and --ready-port returns once the port serves', async () => {
@@ -178,7 +160,7 @@ describe('procvisor restart', () => {
       assert.notEqual(status.pid, before, 'a new run, without the 60 s backoff')
       assert.equal(alive(before), false)
       // In a backoff of a minute: the next run starts now, and the restart already counted stays one.
-      const dir = fs.mkdtempSync(path.join(tmp, 'backoff-'))
+      const dir = fs.mkdtempSync(path.join(elsewhere.dir, 'backoff-'))
       const flaky = await pm.exec(['sh', '-c', '[ -e ran ] && exec sleep 30; touch ran; exit 1'], { cwd: dir, restart: { policy: 'on-failure', backoffMs: { initial: 60_000 } } })
       await eventually(async () => (await flaky.status()).state === 'backoff', 5000)
       const t0 = Date.now()
@@ -205,7 +187,7 @@ console.log(JSON.stringify({ pid: p.pid }))`)
     await eventually(async () => JSON.parse((await cli('describe', id, pid, '--json')).out).readiness.ready === true, 10_000)
     const d = JSON.parse((await cli('describe', id, pid, '--json')).out)
     assert.ok(d.env.includes('SECRET_TOKEN'))
-    assert.equal(d.cwd, path.join(tmp, id))
+    assert.equal(d.cwd, path.join(elsewhere.dir, id))
     assert.equal(d.restart.policy, 'always')
     assert.equal(d.restarts, 0)
     assert.ok(d.uptimeMs >= 0)

@@ -1,42 +1,23 @@
 // The `procvisor` command line against real persistent sandboxes, each started by a Node process
 // of its own that then exits: what the command line sees is what the supervisors serve.
-import { describe, it, before, after } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
-import { BIN, procvisor, startElsewhere, freshId, socketFor, sweep } from './persistent-common.mjs'
-import { privateSockets } from './backends.mjs'
+import { ROOT, alive, eventually } from './helpers.mjs'
+import { BIN, procvisor, freshId, socketFor } from './persistent-common.mjs'
+import { privateSockets, startedElsewhere } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager } = require('../../index.js')
 
 privateSockets()
-const children = []
-const ids = []
-let tmp
-
+const elsewhere = startedElsewhere('procvisor-cli-')
 const cli = procvisor
 
 /** Starts sandbox `id` from a Node process of its own running `script` (after start()); resolves with what it printed. */
-async function startIn(id, script, options = '') {
-  ids.push(id)
-  const wd = path.join(tmp, id)
-  const c = startElsewhere(children, { id, workingDirectory: wd, options }, script)
-  const first = await c.first
-  await c.exited
-  return { ...first, wd }
-}
-
-before(() => {
-  tmp = tempDir('procvisor-cli-')
-})
-after(async () => {
-  for (const id of ids) await sweep(id)
-  for (const c of children) c.kill('SIGKILL')
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const startIn = (id, script, options) => elsewhere.startIn(id, script, options)
 
 describe('procvisor, the command line', () => {
   it('ls --json and ps --json list the sandboxes of other Node processes and their processes', async () => {
@@ -109,7 +90,7 @@ console.log(JSON.stringify({ pid: p.pid }))`,
 
   it('kill, stop and destroy do what they say, and leave no process, socket or checkpoint behind', async () => {
     const id = freshId()
-    const checkpoints = path.join(tmp, `${id}-checkpoints`)
+    const checkpoints = path.join(elsewhere.dir, `${id}-checkpoints`)
     const s = await startIn(
       id,
       `const a = await sb.processes.spawn('sleep 60'); const b = await sb.processes.spawn('sleep 61')
@@ -141,7 +122,7 @@ console.log(JSON.stringify({ a: a.pid, b: b.pid, supervisor: sb.supervisorPid })
   it("destroy deletes what is left of a sandbox that is not running: its checkpoints in --checkpoints DIR, a dead supervisor's files", async () => {
     const id = freshId()
     const other = freshId()
-    const checkpoints = path.join(tmp, `${id}-checkpoints`)
+    const checkpoints = path.join(elsewhere.dir, `${id}-checkpoints`)
     const options = `, snapshotOnStop: true, checkpointsDirectory: ${JSON.stringify(checkpoints)}`
     await startIn(id, `await sb.executeCommand('echo mine > file.txt'); console.log('{}')`, options)
     await startIn(other, `await sb.executeCommand('echo theirs > file.txt'); console.log('{}')`, options)
