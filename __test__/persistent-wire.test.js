@@ -3,7 +3,7 @@
 // however it is cut, at a cost that grows with the frame, not with the number of pieces.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const protocol = require('../lib/persistent/protocol')
+const protocol = require('../lib/persistent/wire/protocol')
 
 /** Counts the bytes Buffer.concat copies while `fn` runs. */
 function copiedBytes(fn) {
@@ -70,7 +70,7 @@ test('a frame of output fed in many small pieces is reassembled once, its bytes 
 })
 
 test('every kind of frame, cut anywhere, arrives whole and in order: JSON, output, credit, bytes beside JSON, parts', () => {
-  const { attachments, encodeValue, decodeValue } = require('../lib/persistent/values')
+  const { attachments, encodeValue, decodeValue } = require('../lib/persistent/wire/values')
   const att = attachments()
   const value = encodeValue({ events: [{ data: Buffer.from('héllo') }, { data: new Uint8Array([0, 255, 1]) }, { type: 'terminal' }] }, att)
   const blob = protocol.body({ t: 'log', s: 3, events: value.events }, att)
@@ -131,7 +131,7 @@ test('a frame that is not what its kind says is a protocol error, and nothing is
 })
 
 test('a reply sent in parts is joined back into that reply; parts that are not one are a typed error for that call', () => {
-  const { attachments } = require('../lib/persistent/values')
+  const { attachments } = require('../lib/persistent/wire/values')
   const reply = { t: 'reply', id: 7, value: { stdout: 'é'.repeat(3000) + '\u{1F600}'.repeat(10) } }
   const body = Buffer.concat(protocol.body(reply, attachments()))
   // Cut every 1,001 bytes: some cuts fall inside a character.

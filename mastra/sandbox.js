@@ -5,7 +5,7 @@
 
 const path = require('node:path')
 const crypto = require('node:crypto')
-const { checkId, MAX_ID_LENGTH } = require('../lib/persistent/location.js')
+const { checkId, MAX_ID_LENGTH } = require('../lib/persistent/wire/location.js')
 const { binding } = require('../lib/native/native.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
@@ -15,7 +15,7 @@ const { checkpointNameFor, CheckpointMethods, SandboxCheckpoints } = require('./
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
 const { SandboxTerminals } = require('./terminals.js')
-const { sandboxLogFiles } = require('../lib/persistent/log-files.js')
+const { sandboxLogFiles } = require('../lib/persistent/wire/log-files.js')
 
 
 /** The id of a persistent sandbox's clone made without one: `<id>-<8 hex>`, within the 128 characters. */

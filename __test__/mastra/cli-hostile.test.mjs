@@ -13,7 +13,7 @@ import { startElsewhere, freshId, socketFor, sweep } from './persistent-common.m
 import { privateSockets } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
-const protocol = require('../../lib/persistent/protocol.js')
+const protocol = require('../../lib/persistent/wire/protocol.js')
 
 privateSockets()
 const BIN = path.join(ROOT, 'bin/procvisor.js')

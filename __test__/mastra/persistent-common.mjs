@@ -10,8 +10,8 @@ import { createRequire } from 'node:module'
 import { ROOT } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
-const { Connection } = require('../../lib/persistent/client.js')
-const location = require('../../lib/persistent/location.js')
+const { Connection } = require('../../lib/persistent/client/client.js')
+const location = require('../../lib/persistent/wire/location.js')
 
 /** A fresh id, so that no two tests (or runs) share a supervisor. */
 export const freshId = () => `persist-${randomBytes(6).toString('hex')}`

@@ -14,7 +14,7 @@ import { ROOT, alive } from './helpers.mjs'
 import { sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
-const protocol = require('../../lib/persistent/protocol.js')
+const protocol = require('../../lib/persistent/wire/protocol.js')
 
 const sandboxes = sandboxesPerTest('hostile')
 const freshId = () => `hostile-${randomBytes(6).toString('hex')}`

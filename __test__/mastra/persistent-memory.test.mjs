@@ -14,8 +14,8 @@ import { alive, sleep } from './helpers.mjs'
 import { sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
-const protocol = require('../../lib/persistent/protocol.js')
-const { attachments, encodeValue } = require('../../lib/persistent/values.js')
+const protocol = require('../../lib/persistent/wire/protocol.js')
+const { attachments, encodeValue } = require('../../lib/persistent/wire/values.js')
 
 const MiB = 1024 * 1024
 /** How far the supervisor's RSS may grow over its idle size under one hostile client. */

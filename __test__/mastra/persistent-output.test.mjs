@@ -12,7 +12,7 @@ import { freshId, sweep } from './persistent-common.mjs'
 import { sandboxMaker } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
-const protocol = require('../../lib/persistent/protocol.js')
+const protocol = require('../../lib/persistent/wire/protocol.js')
 
 let tmp
 let made = []

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { alive, eventually, sleep, tempDir } from './helpers.mjs'
 import { IMPORT, child, freshId, processesWith, socketFor, sweep } from './persistent-common.mjs'
 
-const { lockPathOf } = createRequire(import.meta.url)('../../lib/persistent/location.js')
+const { lockPathOf } = createRequire(import.meta.url)('../../lib/persistent/wire/location.js')
 
 let tmp
 let ids = []
@@ -35,7 +35,7 @@ const newId = (env = process.env) => {
 /** The pids of the supervisors running in `wd`. */
 function supervisorsIn(wd) {
   const out = []
-  for (const pid of processesWith('lib/persistent/supervisor.js')) {
+  for (const pid of processesWith('lib/persistent/server/supervisor.js')) {
     try {
       if (fs.readlinkSync(`/proc/${pid}/cwd`) === wd) out.push(pid)
     } catch {}

@@ -17,8 +17,8 @@ import { child as spawnChild } from './persistent-common.mjs'
 import { sandboxMaker } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
-const protocol = require('../../lib/persistent/protocol.js')
-const { Connection } = require('../../lib/persistent/client.js')
+const protocol = require('../../lib/persistent/wire/protocol.js')
+const { Connection } = require('../../lib/persistent/client/client.js')
 const { readablePackageCopy } = require('../helpers.js')
 
 let tmp
@@ -89,8 +89,8 @@ function childrenOf(pid) {
 function asNobody(pkg, sock) {
   const script = `
     const net = require('node:net')
-    const protocol = require(${JSON.stringify(path.join(pkg, 'lib/persistent/protocol.js'))})
-    const { Connection } = require(${JSON.stringify(path.join(pkg, 'lib/persistent/client.js'))})
+    const protocol = require(${JSON.stringify(path.join(pkg, 'lib/persistent/wire/protocol.js'))})
+    const { Connection } = require(${JSON.stringify(path.join(pkg, 'lib/persistent/client/client.js'))})
     const s = net.connect(${JSON.stringify(sock)})
     const frames = new protocol.FrameReader()
     s.on('connect', () => s.write(protocol.encode(protocol.hello())))

@@ -47,7 +47,7 @@ describe('sandbox ids', () => {
     const sb = make({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, snapshotOnStop: true })
     await sb.start()
     const cmdline = fs.readFileSync(`/proc/${sb.supervisorPid}/cmdline`, 'utf8').split('\0')
-    assert.ok(cmdline[cmdline.length - 2].endsWith(path.join('lib', 'persistent', 'supervisor.js')), cmdline.join(' '))
+    assert.ok(cmdline[cmdline.length - 2].endsWith(path.join('lib', 'persistent', 'server', 'supervisor.js')), cmdline.join(' '))
     assert.ok(!cmdline.some((a) => a.includes(id) || a.includes('{')), 'no config on the command line')
     await (await sb.processes.spawn('echo kept > file.txt')).wait()
     await sb.stop()

@@ -11,7 +11,7 @@ import { InvalidProcessOptionError, InvalidProcessCursorError, StaleProcessHandl
 import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
 import { child, freshId, sweep } from './persistent-common.mjs'
 
-const { Connection } = createRequire(import.meta.url)('../../lib/persistent/client.js')
+const { Connection } = createRequire(import.meta.url)('../../lib/persistent/client/client.js')
 
 /** Everything the terminal printed, as text. */
 export async function printed(t) {

@@ -4,7 +4,7 @@
 
 const { binding } = require('../native/native')
 const errors = require('../native/errors')
-const { RemoteProcessView } = require('../persistent/handles')
+const { RemoteProcessView } = require('../persistent/client/handles')
 const { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 const { table, when, duration, size, waitWritable } = require('./print')
 const { eventText, Stamper } = require('./log-lines')

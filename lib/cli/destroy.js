@@ -7,8 +7,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { binding } = require('../native/native')
-const { socketPath, lockPathOf, logPathOf } = require('../persistent/location')
-const { lockHeld } = require('../persistent/place')
+const { socketPath, lockPathOf, lockHeld, logPathOf } = require('../persistent/wire/location')
 const { CliError, openRunning } = require('./sandboxes')
 const { shutdown } = require('./commands')
 

@@ -6,10 +6,10 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const errors = require('../native/errors')
-const { Connection } = require('../persistent/client')
-const { socketDirectory, socketPath, checkId } = require('../persistent/location')
-const { RemoteProcessView } = require('../persistent/handles')
-const { remoteTerminal } = require('../persistent/remote-terminal')
+const { Connection } = require('../persistent/client/client')
+const { socketDirectory, socketPath, checkId } = require('../persistent/wire/location')
+const { RemoteProcessView } = require('../persistent/client/handles')
+const { remoteTerminal } = require('../persistent/client/remote-terminal')
 const { deadline } = require('./deadline')
 
 /** How long a supervisor has to greet the command line: a stopped one is reported, not waited for. */

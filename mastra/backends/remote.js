@@ -6,10 +6,10 @@
 
 const path = require('node:path')
 const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/native/errors.js')
-const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client.js')
-const { socketPath } = require('../../lib/persistent/location.js')
-const { RemoteProcessView } = require('../../lib/persistent/handles.js')
-const { remoteTerminal } = require('../../lib/persistent/remote-terminal.js')
+const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client/client.js')
+const { socketPath } = require('../../lib/persistent/wire/location.js')
+const { RemoteProcessView } = require('../../lib/persistent/client/handles.js')
+const { remoteTerminal } = require('../../lib/persistent/client/remote-terminal.js')
 const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { checkName, isName } = require('../../lib/process/names.js')
 

@@ -11,8 +11,8 @@
 const fs = require('node:fs')
 const net = require('node:net')
 const path = require('node:path')
-const { binding } = require('../native/native')
-const { lockPathOf, privateDirectory } = require('./location')
+const { binding } = require('../../native/native')
+const { lockPathOf, privateDirectory } = require('../wire/location')
 
 /** How often a supervisor checks that its lock file and socket are still in place. */
 const CHECK_MS = 1000
@@ -54,25 +54,6 @@ function lockFile(file) {
     fs.closeSync(fd)
   }
   return null
-}
-
-/**
- * Whether a live supervisor holds the lock of the socket `sock` (a shared lock is refused).
- * Asked by clients that find no socket: a held lock means the supervisor is there and its socket
- * will be back.
- */
-function lockHeld(sock) {
-  let fd
-  try {
-    fd = fs.openSync(lockPathOf(sock), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
-  } catch {
-    return false
-  }
-  try {
-    return !binding.tryLockFile(fd, false)
-  } finally {
-    fs.closeSync(fd)
-  }
 }
 
 function listen(server, sock) {
@@ -201,4 +182,4 @@ class Place {
   }
 }
 
-module.exports = { Place, lockHeld }
+module.exports = { Place }

@@ -4,7 +4,7 @@
 // process that started the process is gone.
 
 const path = require('node:path')
-const { binding } = require('../native/native')
+const { binding } = require('../../native/native')
 
 /** The directory a persistent sandbox's logs go to without `logDirectory`. */
 function defaultLogDirectory(workingDirectory, id) {

@@ -1,4 +1,6 @@
 'use strict'
+// client/: what only the Node processes that attach use; requires wire/ only from lib/persistent (server/supervisor.js it runs, never requires).
+//
 // A Node process's side of a persistent sandbox: finding or starting the supervisor, and one
 // connection to it that carries calls, replies and the processes' output.
 
@@ -7,22 +9,21 @@ const fs = require('node:fs')
 const net = require('node:net')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { binding } = require('../native/native')
-const errors = require('../native/errors')
-const protocol = require('./protocol')
-const { attachments, encodeValue, decodeValue } = require('./values')
+const { binding } = require('../../native/native')
+const errors = require('../../native/errors')
+const protocol = require('../wire/protocol')
+const { attachments, encodeValue, decodeValue } = require('../wire/values')
 const { Inbox, openLogs } = require('./inbox')
-const { ChunkReader } = require('./reader')
+const { ChunkReader } = require('../wire/reader')
 const { InputGate } = require('./input')
-const { logPathOf } = require('./location')
-const { lockHeld } = require('./place')
+const { logPathOf, lockHeld } = require('../wire/location')
 
-const SUPERVISOR = path.join(__dirname, 'supervisor.js')
+const SUPERVISOR = path.join(__dirname, '..', 'server', 'supervisor.js')
 /** How long a new supervisor may take to serve before its start is reported as failed. */
 const START_TIMEOUT_MS = 15_000
 /**
  * How long a client waits for a supervisor that holds the id but has no socket: it puts a deleted
- * one back within a second (place.js), and an ending one lets go of the id in a moment.
+ * one back within a second (server/place.js), and an ending one lets go of the id in a moment.
  */
 const WAIT_MS = 5_000
 
@@ -85,7 +86,7 @@ class Connection extends EventEmitter {
   static async open(socketPath, { greetingMs = GREETING_MS } = {}) {
     const conn = new Connection(null, socketPath)
     const socket = await new Promise((resolve, reject) => {
-      // Read into one buffer, reused (see reader.js).
+      // Read into one buffer, reused (see wire/reader.js).
       const onread = { buffer: Buffer.allocUnsafe(READ_BUFFER), callback: (n, buf) => conn.read(buf.subarray(0, n)) }
       const s = net.connect({ path: socketPath, onread })
       s.once('connect', () => resolve(s))

@@ -9,7 +9,8 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const errors = require('../native/errors')
+const errors = require('../../native/errors')
+const { binding } = require('../../native/native')
 
 /** The longest id of a persistent sandbox, in characters. */
 const MAX_ID_LENGTH = 128
@@ -120,9 +121,28 @@ function lockPathOf(sock) {
   return sock.replace(/\.sock$/, '.lock')
 }
 
+/**
+ * Whether a live supervisor holds the lock of the socket `sock` (a shared lock is refused).
+ * Asked by clients that find no socket: a held lock means the supervisor is there and its socket
+ * will be back. The supervisor takes and keeps the lock in server/place.js.
+ */
+function lockHeld(sock) {
+  let fd
+  try {
+    fd = fs.openSync(lockPathOf(sock), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  } catch {
+    return false
+  }
+  try {
+    return !binding.tryLockFile(fd, false)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /** Where the supervisor of the socket `sock` writes what it has to say on stderr. */
 function logPathOf(sock) {
   return sock.replace(/\.sock$/, '.log')
 }
 
-module.exports = { MAX_ID_LENGTH, MAX_SOCKET_PATH, checkId, socketDirectory, privateDirectory, socketPath, lockPathOf, logPathOf }
+module.exports = { MAX_ID_LENGTH, MAX_SOCKET_PATH, checkId, socketDirectory, privateDirectory, socketPath, lockPathOf, lockHeld, logPathOf }

@@ -4,20 +4,20 @@
 // ProcessManager of the supervisor's, so that a terminal, its screen and its output outlive the
 // Node process that opened it and are there for the next one.
 
-const errors = require('../native/errors')
-const { ProcessManager } = require('../faces/manager')
-const { Terminal } = require('../faces/terminal')
-const { decodeValue } = require('./values')
+const errors = require('../../native/errors')
+const { ProcessManager } = require('../../faces/manager')
+const { Terminal } = require('../../faces/terminal')
+const { decodeValue } = require('../wire/values')
 const { followed } = require('./connection')
 const { LogStream } = require('./feed')
-const { logStart } = require('../process/observe')
+const { logStart } = require('../../process/observe')
 
 /** The Terminal methods a client may call, and nothing of the object beyond them. */
 const METHODS = new Set(['write', 'resize', 'interrupt', 'kill', 'terminate', 'getSnapshot', 'status', 'waitForExit', 'waitForLog'])
 
 /**
  * The terminal calls of a supervisor serving `workingDirectory`; `ending()` says whether the
- * sandbox is stopping (no terminal starts then), `logFiles()` where the logs go (log-files.js).
+ * sandbox is stopping (no terminal starts then), `logFiles()` where the logs go (wire/log-files.js).
  * `close()` kills them all, for the sandbox's end.
  */
 function supervisorTerminals({ workingDirectory, logFiles, ending }) {

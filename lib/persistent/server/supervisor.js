@@ -1,7 +1,10 @@
 'use strict'
-// lib/persistent/: a persistent sandbox's supervisor process (here), its socket protocol, and
-// the client in the Node processes that attach (client.js). Requires lib/faces/, lib/process/
-// and lib/native/; in lib/ only the command line (lib/cli/) requires it (mastra/ does too).
+// server/: the supervisor process and what only it uses; requires wire/ only from lib/persistent.
+//
+// lib/persistent/: a persistent sandbox's supervisor process (server/), the socket protocol both
+// sides speak (wire/), and the client in the Node processes that attach (client/). Requires
+// lib/faces/, lib/process/ and lib/native/; in lib/ only the command line (lib/cli/) requires it
+// (mastra/ does too).
 //
 // The supervisor of one persistent sandbox: `node supervisor.js` with its config as JSON on
 // stdin, started detached by the first `start()` of a sandbox with `persistent: true` and found
@@ -19,22 +22,22 @@
 // supervisor holding the id (`{"existing":true}`), and never writes there again.
 
 const fs = require('node:fs')
-const { binding } = require('../native/native')
-const { launch } = require('../process/core')
-const rules = require('../process/mastra-rules')
-const { request } = require('../faces/manager')
-const { ProcessHandle: CoreProcessHandle } = require('../faces/handle')
-const errors = require('../native/errors')
-const protocol = require('./protocol')
-const { decodeValue } = require('./values')
+const { binding } = require('../../native/native')
+const { launch } = require('../../process/core')
+const rules = require('../../process/mastra-rules')
+const { request } = require('../../faces/manager')
+const { ProcessHandle: CoreProcessHandle } = require('../../faces/handle')
+const errors = require('../../native/errors')
+const protocol = require('../wire/protocol')
+const { decodeValue } = require('../wire/values')
 const { serveSocket, followed } = require('./connection')
 const { LogStream } = require('./feed')
-const { logStart } = require('../process/observe')
-const { logPathOf } = require('./location')
+const { logStart } = require('../../process/observe')
+const { logPathOf } = require('../wire/location')
 const { Place } = require('./place')
 const { supervisorTerminals } = require('./terminals')
-const { NameTable, isName } = require('../process/names')
-const { supervisorLogFiles } = require('./log-files')
+const { NameTable, isName } = require('../../process/names')
+const { supervisorLogFiles } = require('../wire/log-files')
 
 const { SANDBOX_ACCESS_DENIED } = errors.codes
 
@@ -48,7 +51,7 @@ const containment = binding.resolveContainment('auto')
 const SEND_BUFFER = 4 * 1024 * 1024
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
-/** Where this start's processes write their logs (log-files.js), or null; made once it serves. */
+/** Where this start's processes write their logs (wire/log-files.js), or null; made once it serves. */
 let logFiles = null
 
 /** Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as in-process). */

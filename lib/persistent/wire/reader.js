@@ -9,7 +9,7 @@
 // other frame is gathered (copied) until whole, then read by `protocol.decodeBody`, with the same
 // checks as `protocol.FrameReader`.
 
-const errors = require('../native/errors')
+const errors = require('../../native/errors')
 const protocol = require('./protocol')
 
 /** Bytes of a frame's head read before its kind is known: length, kind, and an OUT frame's stream and pid. */

@@ -3,12 +3,12 @@
 // (a NativeProcessHandle's `nativeHandle`), whose every call goes to the sandbox's supervisor.
 
 const { Readable } = require('node:stream')
-const errors = require('../native/errors')
-const { checkSignal, describe, stdinWriter } = require('../native/util')
-const { binding } = require('../native/native')
-const { listenersOf } = require('../process/core')
-const { handleResult } = require('../process/mastra-rules')
-const { traceMethods } = require('../native/trace')
+const errors = require('../../native/errors')
+const { checkSignal, describe, stdinWriter } = require('../../native/util')
+const { binding } = require('../../native/native')
+const { listenersOf } = require('../../process/core')
+const { handleResult } = require('../../process/mastra-rules')
+const { traceMethods } = require('../../native/trace')
 const { inputSize, checkBacklog } = require('./input')
 
 /** Bytes of stdin per call: well under a frame's limit, whatever a write's size. */

@@ -1,14 +1,14 @@
 'use strict'
 // A terminal of a persistent sandbox as this Node process sees it: procvisor's Terminal surface,
 // every call answered by the sandbox's supervisor, which keeps the terminal, its screen and its
-// output (terminals.js). Cursors of its output resume in any Node process attached to the sandbox.
+// output (server/terminals.js). Cursors of its output resume in any Node process attached to the sandbox.
 
-const errors = require('../native/errors')
-const { checkSignal } = require('../native/util')
-const { binding } = require('../native/native')
-const { traceMethods } = require('../native/trace')
+const errors = require('../../native/errors')
+const { checkSignal } = require('../../native/util')
+const { binding } = require('../../native/native')
+const { traceMethods } = require('../../native/trace')
 const { abortable } = require('./handles')
-const { connectTerminal } = require('../faces/connect')
+const { connectTerminal } = require('../../faces/connect')
 const { inputSize, checkBacklog } = require('./input')
 
 /** Bytes typed per call: well under a frame's limit, whatever a write's size. */

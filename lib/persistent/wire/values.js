@@ -4,8 +4,8 @@
 // data) go beside the JSON as they are, named in it by `$bin` (see protocol.js). Functions and
 // AbortSignals do not cross: a remote wait is aborted on the client's side.
 
-const errors = require('../native/errors')
-const { linearPattern } = require('../process/pattern')
+const errors = require('../../native/errors')
+const { linearPattern } = require('../../process/pattern')
 
 /** A holder of the bytes a message carries beside its JSON, in order. */
 function attachments() {

@@ -4,10 +4,10 @@
 // happens is that this client is disconnected; the supervisor, its processes and its other
 // clients go on.
 
-const errors = require('../native/errors')
-const protocol = require('./protocol')
+const errors = require('../../native/errors')
+const protocol = require('../wire/protocol')
 const calls = require('./calls')
-const { attachments, encodeValue } = require('./values')
+const { attachments, encodeValue } = require('../wire/values')
 const { Feed } = require('./feed')
 
 const { SANDBOX_PROTOCOL_MISMATCH } = errors.codes

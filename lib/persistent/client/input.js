@@ -6,13 +6,13 @@
 // that writes made without awaiting hold a bounded copy here, as they would locally.
 //
 // Per connection: past INPUT_WINDOW bytes not yet written to their processes, the supervisor
-// stops reading the connection until the writes are done (connection.js), and writes to
+// stops reading the connection until the writes are done (server/connection.js), and writes to
 // processes that never read their input would stop everything else on it, the kill that would
 // end them included. So the writes past it wait here, and only they wait.
 
-const errors = require('../native/errors')
-const { STDIN_BACKLOG } = require('../process/core')
-const protocol = require('./protocol')
+const errors = require('../../native/errors')
+const { STDIN_BACKLOG } = require('../../process/core')
+const protocol = require('../wire/protocol')
 
 /** The bytes `data` (text as UTF-8, or bytes) is, without copying it; 0 for what is neither. */
 function inputSize(data) {

@@ -1,4 +1,6 @@
 'use strict'
+// wire/: what both sides (server/ and client/) share to speak the wire; requires nothing else of lib/persistent.
+//
 // The wire between a persistent sandbox's supervisor and the Node processes attached to it.
 //
 // A frame is a 4-byte big-endian length and that many bytes of body; the body's first byte says
@@ -22,11 +24,11 @@
 // is in before anything is allocated. The supervisor's socket lives in a directory only its user
 // can enter, and the supervisor also checks each client's uid with the kernel (SO_PEERCRED).
 
-const errors = require('../native/errors')
+const errors = require('../../native/errors')
 
 /** Bumped whenever a frame's meaning changes (2: replies in parts; 3: binary frames, credit). */
 const PROTOCOL = 3
-const VERSION = require('../../package.json').version
+const VERSION = require('../../../package.json').version
 /** A frame larger than this is a protocol error, not a reason to allocate without bound. */
 const MAX_FRAME = 64 * 1024 * 1024
 /** A reply whose body is larger than this crosses as PART frames of this size, then a JSON reply that counts them. */
@@ -40,7 +42,7 @@ const WINDOW = 8 * 1024 * 1024
  * Bytes of input (stdin, a terminal's keys) a client may have in calls the supervisor has not yet
  * answered. A write is answered once its process read it, so a process that never reads holds
  * what it was sent: past this bound the supervisor reads no more of that client's calls until
- * those writes are done, and procvisor's client holds its next writes back itself (input.js),
+ * those writes are done, and procvisor's client holds its next writes back itself (client/input.js),
  * so that its other calls never wait behind them.
  */
 const INPUT_WINDOW = 4 * 1024 * 1024

@@ -5,8 +5,8 @@
 // supervisor sends more.
 
 const { StringDecoder } = require('node:string_decoder')
-const errors = require('../native/errors')
-const protocol = require('./protocol')
+const errors = require('../../native/errors')
+const protocol = require('../wire/protocol')
 
 /**
  * Output text is handed on in pieces of at most this many bytes, as a local process's is: larger

@@ -5,9 +5,9 @@
 // the wrong type. Each is answered with a SandboxProtocolError for that call, never a throw that
 // reaches the supervisor's event loop.
 
-const errors = require('../native/errors')
-const util = require('../native/util')
-const { validName } = require('../process/names')
+const errors = require('../../native/errors')
+const util = require('../../native/util')
+const { validName } = require('../../process/names')
 
 /** A value as a message names it, short whatever its size. */
 function describe(v) {

@@ -16,8 +16,8 @@
 // grants and however many log streams it opens (connection.js): what the client did not read
 // stays in the native log, which is bounded.
 
-const protocol = require('./protocol')
-const { logEvents } = require('../process/observe')
+const protocol = require('../wire/protocol')
+const { logEvents } = require('../../process/observe')
 
 /** Bytes taken from a log at once (all a 1 MiB log holds): about the most one OUT frame carries. */
 const BATCH = 1024 * 1024
