@@ -139,7 +139,7 @@ test.describe('ProcessHandle', () => {
     const w = h2.wait({ onStdout: (d) => late.push(d) })
     await w
     assert.deepEqual(late, ['later\n'])
-    assert.equal(h2._core.listeners[0].size, 0)
+    assert.equal(h2._port.listeners[0].size, 0)
   })
 
   test('the handle is returned before any output callback fires', async () => {

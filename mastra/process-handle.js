@@ -2,11 +2,13 @@
 // NativeProcessHandle: Mastra's ProcessHandle over one procvisor process, whichever side runs it:
 // this Node process (backends/local.js) or a persistent sandbox's supervisor (backends/remote.js).
 // The handle applies Mastra's rules (lib/process/mastra-rules.js); the process it is attached to feeds
-// it output and the end, and its `nativeHandle` (procvisor's API of the same process) does the rest.
+// it output and the end, and its `nativeHandle` (procvisor's ProcessHandle of the same process,
+// over its port) does the rest.
 
 const { binding } = require('../lib/native/native.js')
 const { commandResult, checkStdin, checkStdinData, stdinModeOf } = require('../lib/process/mastra-rules.js')
 const { traceMethods } = require('../lib/native/trace.js')
+const { ProcessHandle: CoreProcessHandle } = require('../lib/faces/handle.js')
 
 /** Builds NativeProcessHandle over Mastra's `ProcessHandle`. */
 function defineNativeProcessHandle(ProcessHandle) {
@@ -15,10 +17,10 @@ function defineNativeProcessHandle(ProcessHandle) {
    * `emitStderr` already decoded (a UTF-8 character split across reads arrives whole), and
    * Mastra's base class retains it, calls the listeners and feeds `reader`.
    *
-   * The process it is attached to (`_process`), local or remote, has the same members: `pid`,
-   * `nativeHandle`, `feed(handle)` (output and the end from now on, through `emitStdout`,
-   * `emitStderr`, `_ended` and `_lost`), `whileWaiting(promise)` and `check()` (throws when the
-   * process can no longer be reached).
+   * The process it is attached to (`_process`) is what its backend launched or attached to:
+   * `{ port, pid, name, feed(handle) }`, `port` the process as lib/process/port.js reaches it
+   * (in this Node process or under a persistent sandbox's supervisor), `feed` its output and end
+   * from now on, through `emitStdout`, `emitStderr`, `_ended` and `_lost`.
    */
   class NativeProcessHandle extends ProcessHandle {
     /** @internal Created by NativeProcessManager's spawn and get. */
@@ -28,6 +30,7 @@ function defineNativeProcessHandle(ProcessHandle) {
       /** Exit code; `undefined` while running and until all output has been delivered. */
       this.exitCode = undefined
       this._process = undefined
+      this._nativeHandle = undefined
       this._stdinMode = stdinModeOf(o.stdinMode)
       this._waitPromise = new Promise((resolve, reject) => {
         this._resolveWait = resolve
@@ -51,7 +54,8 @@ function defineNativeProcessHandle(ProcessHandle) {
 
     /** procvisor's own API of the same process (waitForPort, waitForLog, logs, signals). */
     get nativeHandle() {
-      return this._process?.nativeHandle
+      if (!this._nativeHandle && this._process) this._nativeHandle = new CoreProcessHandle(this._process.port, this)
+      return this._nativeHandle
     }
 
     /** @internal Binds the handle to its process, which feeds it from then on. */
@@ -80,7 +84,7 @@ function defineNativeProcessHandle(ProcessHandle) {
     /** Resolves once the process exited and its output is drained; the same result every call. */
     async wait() {
       if (this.exitCode !== undefined) return this._waitPromise
-      return this._process.whileWaiting(this._waitPromise)
+      return this._process.port.hold(this._waitPromise)
     }
 
     /**
@@ -114,7 +118,7 @@ function defineNativeProcessHandle(ProcessHandle) {
     }
 
     _stdinCheck() {
-      this._process.check()
+      this._process.port.check()
       checkStdin(this.pid, this.exitCode, this._stdinMode)
     }
   }

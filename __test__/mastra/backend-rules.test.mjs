@@ -55,7 +55,7 @@ describeBackends('the rules both backends share', ['native', 'persistent'], { ti
     }
   })
 
-  it("an aborted wait's error has the signal's reason as its cause", differsOnPersistent("the ProcessAbortedError of an aborted wait has no cause (lib/persistent/client/handles.js abortable drops the signal's reason)"), async () => {
+  it("an aborted wait's error has the signal's reason as its cause", async () => {
     const sb = await t.start()
     for (const [name, err, reason] of await abortEach(sb)) assert.equal(err.cause, reason, `${name}: ${err.message}`)
   })

@@ -4,7 +4,7 @@
 
 const { binding } = require('../native/native')
 const errors = require('../native/errors')
-const { RemoteProcessView } = require('../persistent/client/handles')
+const { processView } = require('../persistent/client/port')
 const { CliError, DeadlineError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 const { table, when, duration, size, waitWritable } = require('./print')
 const { eventText, Stamper } = require('./log-lines')
@@ -59,7 +59,7 @@ async function ls(args, io) {
 
 /** One process as `ps --json` prints it: the Mastra face's pid, its state and its exit. */
 async function processRow(conn, listed) {
-  const status = await new RemoteProcessView(conn, listed.pid).status()
+  const status = await processView(conn, listed.pid).status()
   const row = { pid: listed.pid, ...(listed.name !== undefined && { name: listed.name }), state: status.state, command: listed.command, startedAt: status.startedAt }
   if (status.cpuTimeMs !== undefined) row.cpuTimeMs = status.cpuTimeMs
   // Probes' verdicts, where the process has them.
@@ -142,7 +142,7 @@ async function logsAll(args, io) {
       // The time of the event a line began in, for --timestamps.
       const began = { stdout: '', stderr: '' }
       const put = (type, line, at) => waitWritable(type === 'stdout' ? io.out : io.err, Buffer.concat([prefix, Buffer.from(args.timestamps ? `${at} ` : ''), line]))
-      const stream = await new RemoteProcessView(conn, p.pid).logs({ follow: args.follow, signal: controller.signal })
+      const stream = await processView(conn, p.pid).logs({ follow: args.follow, signal: controller.signal })
       try {
         for await (const e of stream) {
           const text = eventText(e)

@@ -8,8 +8,7 @@ const path = require('node:path')
 const errors = require('../native/errors')
 const { Connection } = require('../persistent/client/client')
 const { socketDirectory, socketPath, checkId } = require('../persistent/wire/location')
-const { RemoteProcessView } = require('../persistent/client/handles')
-const { remoteTerminal } = require('../persistent/client/remote-terminal')
+const port = require('../persistent/client/port')
 const { deadline } = require('./deadline')
 
 /** How long a supervisor has to greet the command line: a stopped one is reported, not waited for. */
@@ -115,14 +114,14 @@ async function processOf(conn, pid) {
   if (key === null) throw new CliError(`sandbox ${conn.sandbox.id} has no process ${pid} (procvisor ps ${conn.sandbox.id} lists them)`)
   const listed = await conn.call('list')
   const entry = listed.find((p) => p.pid === String(pid) || p.name === pid) ?? listed.find((p) => p.pid === key)
-  return new RemoteProcessView(conn, key, { command: entry?.command })
+  return port.processView(conn, key, { command: entry?.command })
 }
 
 /** Terminal `id` of the sandbox; CliError when it has none of that id. */
 async function terminalOf(conn, id) {
   const info = await conn.call('terminalGet', { id })
   if (!info) throw new CliError(`sandbox ${conn.sandbox.id} has no terminal ${id} (procvisor ps ${conn.sandbox.id} lists them)`)
-  return remoteTerminal(conn, info)
+  return port.terminalOf(conn, info)
 }
 
 module.exports = { CliError, DeadlineError, allSandboxes, openRunning, openSandbox, processOf, terminalOf }

@@ -14,23 +14,23 @@ class Process extends ProcessView {
     if (!(core instanceof ProcessCore)) {
       throw errors.invalidOption('Process is created by ProcessManager.exec() or getProcess(), not by new')
     }
-    this._core = core
+    this._port = core
     this._exitCode = undefined
   }
 
   /** The process id in this manager (stable; names the process in log cursors). */
   get id() {
-    return this._core.id
+    return this._port.id
   }
 
   /** The `name` it was started with, or undefined. */
   get name() {
-    return this._core.name
+    return this._port.name
   }
 
   /** The OS pid of the root process (also its process group id); a service's current run's. */
   get pid() {
-    return this._core.currentPid
+    return this._port.currentPid
   }
 
   /**
@@ -38,14 +38,14 @@ class Process extends ProcessView {
    * `waitForExit()`). Created on first access, so an unobserved process does not keep Node alive.
    */
   get exitCode() {
-    if (!this._exitCode) this._exitCode = this._core.native.waitExitCode()
+    if (!this._exitCode) this._exitCode = this._port.native.waitExitCode()
     return this._exitCode
   }
 
   /** Sends a signal (a number, or a name: 'SIGTERM', 'TERM'; default SIGTERM) to the whole group; never escalates. */
   async kill(signal) {
-    this._core.check()
-    return observe.kill(this._core.native, signal)
+    this._port.check()
+    return observe.kill(this._port.native, signal)
   }
 }
 

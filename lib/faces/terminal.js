@@ -1,47 +1,42 @@
 'use strict'
 // The Terminals API's face of one process: `Terminal`, returned by `createTerminal()` and
-// `getTerminal()`. A terminal is a process on a pseudo-terminal like any other (kill, close(),
-// containment and the watchdog apply); this face adds the keyboard, the window and the screen.
+// `getTerminal()`, and by a sandbox's `terminals` whichever backend runs it (a persistent
+// sandbox's terminal is kept by its supervisor, its output and screen included). A terminal is
+// a process on a pseudo-terminal like any other (kill, close(), containment and the watchdog
+// apply); this face adds the keyboard, the window and the screen.
 
 const errors = require('../native/errors')
-const observe = require('../process/observe')
-const { ProcessCore } = require('../process/core')
+const { isPort } = require('../process/port')
 const { ProcessView } = require('./view')
 const { traceMethods } = require('../native/trace')
 const { connectTerminal } = require('./connect')
 
 /** The Processes API's reading methods (status, waitForExit, waitForLog…) come from ProcessView. */
 class Terminal extends ProcessView {
-  /** @internal */
-  constructor(core) {
+  /** @internal `port`: the process on the terminal (lib/process/port.js). */
+  constructor(port) {
     super()
-    if (!(core instanceof ProcessCore)) {
+    if (!isPort(port)) {
       throw errors.invalidOption('Terminal is created by ProcessManager.createTerminal() or getTerminal(), not by new')
     }
-    this._core = core
+    this._port = port
   }
 
   /** The id of this terminal (also its process id in `getProcess`, and in its cursors). */
   get id() {
-    return this._core.id
+    return this._port.id
   }
 
   /** The OS pid of the program on the terminal: the session leader. */
   get pid() {
-    return this._core.pid
+    return this._port.pid
   }
 
   /** Types `data` (raw bytes, or a string as UTF-8); resolves once written. Writes keep their order. */
   async write(data) {
-    this._core.check()
-    this._core.assertNotExited(this.pid)
-    await this._core.write(data)
-  }
-
-  /** Sets the window size; the foreground job gets SIGWINCH, and the screen follows. */
-  async resize(cols, rows) {
-    this._core.check()
-    this._core.native.resize(cols, rows)
+    this._port.check()
+    this._port.assertNotExited(this.pid)
+    await this._port.stdin.write(data)
   }
 
   /**
@@ -49,14 +44,14 @@ class Terminal extends ProcessView {
    * the Terminals API's name (a terminal has no separate buffered `output()`).
    */
   async output(options) {
-    this._core.check()
-    return observe.logs(this._core.native, options)
+    this._port.check()
+    return this._port.logs(options)
   }
 
   /** SIGINT to the foreground process group (the job in front, not the shell behind it). */
   async interrupt() {
-    this._core.check()
-    return this._core.native.interrupt()
+    this._port.check()
+    return this._port.interrupt()
   }
 
   /**
@@ -64,15 +59,14 @@ class Terminal extends ProcessView {
    * process group and to every process on the terminal; resolves once sent, never escalates.
    */
   async kill(signal) {
-    this._core.check()
-    return observe.kill(this._core.native, signal)
+    this._port.check()
+    await this._port.signal(signal === undefined ? 15 : signal)
   }
 
   /** Kills the session (SIGKILL to every process on the terminal) and resolves with the exit. */
   async terminate() {
-    this._core.check()
-    this._core.native.signal(9, true)
-    return observe.waitForExit(this._core.native)
+    this._port.check()
+    return this._port.hold(this._port.terminate())
   }
 
   /**
@@ -81,15 +75,14 @@ class Terminal extends ProcessView {
    * output after a cursor. Resolves once the socket closed or the program ended.
    */
   async connect(ws, options) {
-    this._core.check()
-    return connectTerminal(this, ws, options)
+    this._port.check()
+    return this._port.hold(connectTerminal(this, ws, options))
   }
 
   /** What the terminal shows now, rendered from its output: `{ cols, rows, lines, cursor, title }`. */
   async getSnapshot() {
-    this._core.check()
-    const s = this._core.native.snapshot()
-    return { cols: s.cols, rows: s.rows, lines: s.lines, cursor: { row: s.cursorRow, col: s.cursorCol }, title: s.title }
+    this._port.check()
+    return this._port.snapshot()
   }
 }
 

@@ -1,39 +1,39 @@
 'use strict'
-// The Processes API's reading methods, shared by `Process` (exec) and `ProcessHandle` (spawn):
-// both are views of one process core. Subclasses set `_core`.
+// The Processes API's reading methods, shared by `Process` (exec), `ProcessHandle` (spawn, and a
+// Mastra handle's `nativeHandle`) and `Terminal`: each is a view of one process's port
+// (lib/process/port.js), the same whichever backend runs the process. Subclasses set `_port`.
 
-const observe = require('../process/observe')
 const { traceMethods } = require('../native/trace')
 
 class ProcessView {
   /** ProcessStatus: `running` until the root has exited and the group is empty. */
   async status() {
-    this._core.check()
-    return observe.status(this._core)
+    this._port.check()
+    return this._port.status()
   }
 
   /** A replayable, cursor-addressed stream of log events. */
   async logs(options) {
-    this._core.check()
-    return observe.logs(this._core.native, options)
+    this._port.check()
+    return this._port.logs(options)
   }
 
   /** Buffered stdout/stderr and the exit. */
   async output(options) {
-    this._core.check()
-    return observe.output(this._core.native, options)
+    this._port.check()
+    return this._port.output(options)
   }
 
   /** Waits until the whole process group has finished. */
   async waitForExit(options) {
-    this._core.check()
-    return observe.waitForExit(this._core.native, options)
+    this._port.check()
+    return this._port.hold(this._port.waitForExit(options))
   }
 
   /** Waits until stdout/stderr matches `pattern`. */
   async waitForLog(pattern, options) {
-    this._core.check()
-    return observe.waitForLog(this._core.native, pattern, options)
+    this._port.check()
+    return this._port.hold(this._port.waitForLog(pattern, options))
   }
 
   /**
@@ -41,14 +41,14 @@ class ProcessView {
    * gets SIGWINCH.
    */
   async resize(cols, rows) {
-    this._core.check()
-    this._core.native.resize(cols, rows)
+    this._port.check()
+    await this._port.resize(cols, rows)
   }
 
   /** Waits until `port` accepts connections or answers HTTP. */
   async waitForPort(port, options) {
-    this._core.check()
-    return observe.waitForPort(this._core.native, port, options)
+    this._port.check()
+    return this._port.hold(this._port.waitForPort(port, options))
   }
 
   /**
@@ -56,8 +56,8 @@ class ProcessView {
    * after its `timeoutMs`), or SIGKILL at once without one. Resolves with the exit.
    */
   async stop() {
-    this._core.check()
-    return observe.stop(this._core.native)
+    this._port.check()
+    return this._port.hold(this._port.stop())
   }
 
   /**
@@ -67,9 +67,8 @@ class ProcessView {
    * InvalidProcessOptionError; one that has ended: ProcessAlreadyExitedError.
    */
   async restart() {
-    this._core.check()
-    await this._core.native.restartRun()
-    return observe.status(this._core)
+    this._port.check()
+    return this._port.hold(this._port.restart())
   }
 }
 

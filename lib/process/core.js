@@ -12,18 +12,13 @@
 
 const { binding, realm } = require('../native/native')
 const errors = require('../native/errors')
-const { mastraExitCode, timeoutNote, checkNotExited, checkStdinData } = require('./mastra-rules')
+const { mastraExitCode, timeoutNote, checkNotExited } = require('./mastra-rules')
 const { scheduleDrain, listenersOf } = require('./listener-pump')
 const { readerOf, holdUntilNextTurn } = require('./stdout-reader')
 const { wire } = require('./request-wire')
-
-/**
- * Bytes of stdin that may wait for a process, written but not yet taken by its pipe. Past it a
- * write is refused with a typed error, nothing of it sent: a program that never reads its stdin
- * must not make Node (or a persistent sandbox's supervisor) grow without bound. A single write
- * larger than this is taken when nothing waits before it.
- */
-const STDIN_BACKLOG = 16 * 1024 * 1024
+const { STDIN_BACKLOG, StdinQueue } = require('./stdin-queue')
+const observe = require('./observe')
+const { PORT } = require('./port')
 
 class ProcessCore {
   constructor(native, meta) {
@@ -45,10 +40,8 @@ class ProcessCore {
     this.pumping = false
     this.ended = false
     this.finishing = undefined
-    /** The last stdin operation queued (see `stdinQueue`); undefined before the first. */
-    this.stdinTail = undefined
-    /** Bytes of the writes queued and not yet settled. */
-    this.stdinQueued = 0
+    /** Its input, in call order and bounded (stdin-queue.js), made at the first write. */
+    this._stdin = undefined
   }
 
   /** The id in its manager; read once (the native getter makes a new string per read). */
@@ -166,20 +159,16 @@ class ProcessCore {
     return this.finishing
   }
 
-  // ---- stdin -------------------------------------------------------------------------------
+  // ---- stdin ----------------------------------------------------------------------------
 
-  /**
-   * Runs stdin operations one after another, in call order. Each native call is a task of its
-   * own on the runtime, so calls made without awaiting (`sendStdin(a); sendStdin(b);
-   * closeStdin()`) could otherwise reach the pipe in any order, and the EOF overtake the writes.
-   */
-  stdinQueue(op) {
-    const run = this.stdinTail ? this.stdinTail.then(op) : Promise.resolve().then(op)
-    this.stdinTail = run.then(
-      () => {},
-      () => {},
+  /** Its input's queue: writes and the EOF in call order, what waits bounded. */
+  get stdin() {
+    this._stdin ??= new StdinQueue(
+      (buf) => this.native.writeStdin(buf),
+      () => this.native.closeStdin(),
+      () => this.pid,
     )
-    return run
+    return this._stdin
   }
 
   /** Mastra's rule: after exit, stdin calls reject with the exit code the face reports. */
@@ -188,30 +177,82 @@ class ProcessCore {
   }
 
   write(data) {
-    checkStdinData(data)
-    // A copy: the caller may reuse its buffer as soon as this returns.
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
-    const queued = this.stdinQueued
-    if (queued > 0 && queued + buf.length > STDIN_BACKLOG) {
-      const E = errors.ProcessStdinBacklogError
-      return Promise.reject(
-        new E(
-          `stdin of process ${this.pid} is full: ${queued} bytes written before are still unread (at most ` +
-            `${STDIN_BACKLOG} may wait); nothing of this write was sent, await earlier writes before sending more`,
-        ),
-      )
-    }
-    this.stdinQueued += buf.length
-    const settle = () => {
-      this.stdinQueued -= buf.length
-    }
-    const run = this.stdinQueue(() => this.native.writeStdin(buf))
-    run.then(settle, settle)
-    return run
+    return this.stdin.write(data)
   }
 
   closeStdin() {
-    return this.stdinQueue(() => this.native.closeStdin())
+    return this.stdin.close()
+  }
+
+  // ---- the process as the faces reach it (./port.js) -----------------------------------------
+
+  /** A wait here holds Node by its own native work: nothing to add. */
+  hold(promise) {
+    return promise
+  }
+
+  status() {
+    return observe.status(this)
+  }
+
+  logs(options) {
+    return observe.logs(this.native, options)
+  }
+
+  output(options) {
+    return observe.output(this.native, options)
+  }
+
+  waitForExit(options) {
+    return observe.waitForExit(this.native, options)
+  }
+
+  waitForLog(pattern, options) {
+    return observe.waitForLog(this.native, pattern, options)
+  }
+
+  waitForPort(port, options) {
+    return observe.waitForPort(this.native, port, options)
+  }
+
+  stop() {
+    return observe.stop(this.native)
+  }
+
+  async restart() {
+    await this.native.restartRun()
+    return observe.status(this)
+  }
+
+  /** `signal` (a number or a name) to the group; whether it reached a process. */
+  async signal(signal) {
+    return this.native.signal(signal, false)
+  }
+
+  /** Its `shutdown` (its signal, SIGKILL after its `timeoutMs`), or SIGKILL without one. */
+  async shutdown() {
+    return this.native.shutdown()
+  }
+
+  async resize(cols, rows) {
+    this.native.resize(cols, rows)
+  }
+
+  /** SIGINT to a terminal's foreground job. */
+  async interrupt() {
+    return this.native.interrupt()
+  }
+
+  /** SIGKILL to every process on a terminal, then its exit. */
+  async terminate() {
+    this.native.signal(9, true)
+    return observe.waitForExit(this.native)
+  }
+
+  /** What a terminal shows now. */
+  async snapshot() {
+    const s = this.native.snapshot()
+    return { cols: s.cols, rows: s.rows, lines: s.lines, cursor: { row: s.cursorRow, col: s.cursorCol }, title: s.title }
   }
 
   // ---- reader ------------------------------------------------------------------------------
@@ -221,6 +262,8 @@ class ProcessCore {
     return readerOf(this, pid)
   }
 }
+
+ProcessCore.prototype[PORT] = true
 
 /**
  * Launches a native process and wraps it in a core. `face` is 'shell' (the Mastra surface) or

@@ -3,12 +3,11 @@
 // sandbox that is not persistent, and the manager outside a sandbox), and the lifecycle of a
 // sandbox whose running state lives in this Node process (lifetime.js).
 
-const { ProcessHandle: CoreProcessHandle } = require('../../lib/faces/handle.js')
 const { launch, listenersOf } = require('../../lib/process/core.js')
 const { request, ProcessManager } = require('../../lib/faces/manager.js')
 const { binding } = require('../../lib/native/native.js')
 const { ProcessManagerClosedError } = require('../../lib/native/errors.js')
-const { ending, handleResult, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
+const { ending, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { RunningSandbox, runningSandboxes } = require('../lifetime.js')
 const { isName } = require('../../lib/process/names.js')
 
@@ -18,80 +17,27 @@ function containment() {
 }
 
 /**
- * procvisor's ProcessHandle of a process under a NativeProcessHandle (its `nativeHandle`). procvisor
- * keeps no text of its own for it (Mastra's base class retains it): the exit code, the retained
- * text and the result of `wait()` are the Mastra handle's, as a persistent sandbox's view reports.
+ * One process of this Node process as a NativeProcessHandle is attached to it: its core is its
+ * port (lib/process/port.js), and its output already reaches the handle through the launch's
+ * listeners; `feed` adds the end.
  */
-class LocalNativeView extends CoreProcessHandle {
-  constructor(core, owner) {
-    super(core)
-    this._owner = owner
+function localProcess(core) {
+  return {
+    port: core,
+    pid: String(core.pid),
+    name: core.name,
+    /** Whether it has not finished yet (exited, output drained). */
+    get running() {
+      return core.exitCode() === undefined
+    },
+    feed(handle) {
+      core.finish().then((exit) => {
+        const end = ending(exit, { timeoutMs: core.timeout, lifetimeMs: handle._lifetimeMs })
+        if (end.note) handle.emitStderr(end.note)
+        handle._ended(end)
+      })
+    },
   }
-
-  get exitCode() {
-    return this._owner.exitCode
-  }
-
-  get stdout() {
-    return this._owner.stdout
-  }
-
-  get stderr() {
-    return this._owner.stderr
-  }
-
-  get stdoutDroppedBytes() {
-    return this._owner.stdoutDroppedBytes
-  }
-
-  get stderrDroppedBytes() {
-    return this._owner.stderrDroppedBytes
-  }
-
-  /** Called once the core finished, after the owner ended (its reaction came first). */
-  _resultOf() {
-    return handleResult(this._owner._end, this._owner)
-  }
-}
-
-/** One process of this Node process under a NativeProcessHandle. */
-class LocalProcess {
-  constructor(core) {
-    this.core = core
-    this.pid = String(core.pid)
-    this.name = core.name
-    this._handle = undefined
-    this._view = undefined
-  }
-
-  /** procvisor's ProcessHandle of the same process core, made on first use. */
-  get nativeHandle() {
-    if (!this._view) this._view = new LocalNativeView(this.core, this._handle)
-    return this._view
-  }
-
-  /** Whether the process has not finished yet (exited, output drained). */
-  get running() {
-    return this.core.exitCode() === undefined
-  }
-
-  /** Output already reaches `handle` through the launch's listeners; this adds the end. */
-  feed(handle) {
-    this._handle = handle
-    const core = this.core
-    core.finish().then((exit) => {
-      const end = ending(exit, { timeoutMs: core.timeout, lifetimeMs: handle._lifetimeMs })
-      if (end.note) handle.emitStderr(end.note)
-      handle._ended(end)
-    })
-  }
-
-  whileWaiting(promise) {
-    return promise
-  }
-
-  /** A process of this Node process is always reachable. */
-  check() {}
 }
 
 /**
@@ -124,7 +70,7 @@ const local = {
       manager._names.release(o.name)
       throw e
     }
-    handle._attach(new LocalProcess(core))
+    handle._attach(localProcess(core))
     manager._names.bind(o.name, handle)
   },
 
@@ -231,4 +177,4 @@ const local = {
   },
 }
 
-module.exports = { local, LocalProcess }
+module.exports = { local }

@@ -8,8 +8,7 @@ const path = require('node:path')
 const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/native/errors.js')
 const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client/client.js')
 const { socketPath } = require('../../lib/persistent/wire/location.js')
-const { RemoteProcessView } = require('../../lib/persistent/client/handles.js')
-const { remoteTerminal } = require('../../lib/persistent/client/remote-terminal.js')
+const { processPort, terminalOf } = require('../../lib/persistent/client/port.js')
 const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { checkName, isName } = require('../../lib/process/names.js')
 
@@ -18,64 +17,45 @@ const toWire = (bytes) => (bytes === Infinity ? 'Infinity' : bytes)
 const fromWire = (bytes) => (bytes === 'Infinity' ? Infinity : bytes)
 
 /**
- * One process of the sandbox's supervisor under a NativeProcessHandle of this Node process,
- * made from the supervisor's answer to `spawn` or `attach` (the process, the text it kept, its
- * result once exited).
+ * One process of the sandbox's supervisor as a NativeProcessHandle is attached to it, made from
+ * the supervisor's answer to `spawn` or `attach` (the process, the text it kept, its result once
+ * exited). `spawned`: the answer to a spawn, whose output reaches the handle from the next turn
+ * on, as a local process's does, so that a `reader` or listener added right after `spawn()`
+ * resolves gets it from the first byte. An attached one (`get()`) begins with the text the
+ * supervisor kept.
  */
-class RemoteProcess {
-  /**
-   * `spawned`: the answer to a spawn, whose output reaches the handle from the next turn on, as a
-   * local process's does, so that a `reader` or listener added right after `spawn()` resolves
-   * gets it from the first byte. An attached one (`get()`) begins with the text the supervisor kept.
-   */
-  constructor(conn, answer, { spawned = false } = {}) {
-    this.conn = conn
-    this.pid = String(answer.pid)
-    this.name = answer.name
-    this.nativeHandle = new RemoteProcessView(conn, this.pid, { id: answer.id, command: answer.command })
-    this._answer = answer
-    this._spawned = spawned
-  }
-
-  /** Runs as the answer is read, before any later frame: the handle misses no event. */
-  feed(handle) {
-    const { conn, pid } = this
-    const answer = this._answer
-    this._answer = undefined
-    this.nativeHandle._own(handle)
-    let queue = this._spawned ? [] : undefined
-    const deliver = (task) => (queue ? queue.push(task) : task())
-    if (queue) {
-      setImmediate(() => {
-        const tasks = queue
-        queue = undefined
-        for (const task of tasks) task()
+function remoteProcess(conn, answer, { spawned = false } = {}) {
+  const pid = String(answer.pid)
+  return {
+    port: processPort(conn, pid, { id: answer.id, command: answer.command, name: answer.name }),
+    pid,
+    name: answer.name,
+    /** Runs as the answer is read, before any later frame: the handle misses no event. */
+    feed(handle) {
+      let queue = spawned ? [] : undefined
+      const deliver = (task) => (queue ? queue.push(task) : task())
+      if (queue) {
+        setImmediate(() => {
+          const tasks = queue
+          queue = undefined
+          for (const task of tasks) task()
+        })
+      }
+      const onGone = (error) => handle._lost(error)
+      const end = (result) => {
+        conn.subscribers.delete(pid)
+        conn.removeListener('gone', onGone)
+        handle._ended(result)
+      }
+      conn.once('gone', onGone)
+      conn.subscribers.set(pid, (m) => {
+        if (m.kind === 'out') deliver(() => (m.stream === 0 ? handle.emitStdout(m.data) : handle.emitStderr(m.data)))
+        else if (m.kind === 'exit') deliver(() => end(m.result))
       })
-    }
-    const onGone = (error) => handle._lost(error)
-    const end = (result) => {
-      conn.subscribers.delete(pid)
-      conn.removeListener('gone', onGone)
-      handle._ended(result)
-    }
-    conn.once('gone', onGone)
-    conn.subscribers.set(pid, (m) => {
-      if (m.kind === 'out') deliver(() => (m.stream === 0 ? handle.emitStdout(m.data) : handle.emitStderr(m.data)))
-      else if (m.kind === 'exit') deliver(() => end(m.result))
-    })
-    if (answer.stdout) deliver(() => handle.emitStdout(answer.stdout))
-    if (answer.stderr) deliver(() => handle.emitStderr(answer.stderr))
-    if (answer.result) deliver(() => end(answer.result))
-  }
-
-  /** Keeps Node alive (the connection referenced) while a wait() is pending. */
-  whileWaiting(promise) {
-    const release = this.conn.hold()
-    return promise.finally(release)
-  }
-
-  check() {
-    if (this.conn.lostError) throw this.conn.lostError
+      if (answer.stdout) deliver(() => handle.emitStdout(answer.stdout))
+      if (answer.stderr) deliver(() => handle.emitStderr(answer.stderr))
+      if (answer.result) deliver(() => end(answer.result))
+    },
   }
 }
 
@@ -106,7 +86,7 @@ const remote = {
       maxRetainedBytes: toWire(o.maxRetainedBytes),
       name: o.name,
     }
-    await conn.call('spawn', args, (answer) => handle._attach(new RemoteProcess(conn, answer, { spawned: true })))
+    await conn.call('spawn', args, (answer) => handle._attach(remoteProcess(conn, answer, { spawned: true })))
   },
 
   /**
@@ -145,7 +125,7 @@ const remote = {
         const kept = fromWire(answer.maxRetainedBytes)
         handle = manager._newHandle({ ...(typeof kept === 'number' && { maxRetainedBytes: kept }), stdinMode: answer.stdinMode })
         handle.command = answer.command
-        handle._attach(new RemoteProcess(conn, answer))
+        handle._attach(remoteProcess(conn, answer))
       })
     } catch (e) {
       if (e instanceof ProcessNotFoundError) return undefined
@@ -167,19 +147,19 @@ const remote = {
     // Resolved here: the supervisor's own directory and environment are not this process's.
     for (const [k, v] of Object.entries(spec.env)) if (v !== undefined) env[k] = v
     const args = { argv: spec.argv, cwd: path.resolve(spec.cwd), env, cols: spec.cols, rows: spec.rows }
-    return remoteTerminal(conn, await conn.call('terminalCreate', args))
+    return terminalOf(conn, await conn.call('terminalCreate', args))
   },
 
   async getTerminal(sandbox, id) {
     const conn = sandbox._connection()
     const info = await conn.call('terminalGet', { id })
-    return info ? remoteTerminal(conn, info) : null
+    return info ? terminalOf(conn, info) : null
   },
 
   async listTerminals(sandbox) {
     const conn = sandbox._conn
     if (!conn) return []
-    return (await conn.call('terminalList')).map((info) => remoteTerminal(conn, info))
+    return (await conn.call('terminalList')).map((info) => terminalOf(conn, info))
   },
 
   /** The supervisor serving the id, if one answers; else Mastra's find of the working directory. */
@@ -306,4 +286,4 @@ class SupervisorMethods {
   }
 }
 
-module.exports = { remote, RemoteProcess, SupervisorMethods }
+module.exports = { remote, SupervisorMethods }

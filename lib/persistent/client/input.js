@@ -10,25 +10,7 @@
 // processes that never read their input would stop everything else on it, the kill that would
 // end them included. So the writes past it wait here, and only they wait.
 
-const errors = require('../../native/errors')
-const { STDIN_BACKLOG } = require('../../process/core')
 const protocol = require('../wire/protocol')
-
-/** The bytes `data` (text as UTF-8, or bytes) is, without copying it; 0 for what is neither. */
-function inputSize(data) {
-  if (typeof data === 'string') return Buffer.byteLength(data, 'utf8')
-  return data instanceof Uint8Array ? data.byteLength : 0
-}
-
-/** Refuses a write of `size` bytes to `pid` while `queued` bytes of earlier writes are not done. */
-function checkBacklog(pid, queued, size) {
-  if (queued > 0 && queued + size > STDIN_BACKLOG) {
-    throw new errors.ProcessStdinBacklogError(
-      `stdin of process ${pid} is full: ${queued} bytes written before are still unread (at most ` +
-        `${STDIN_BACKLOG} may wait); nothing of this write was sent, await earlier writes before sending more`,
-    )
-  }
-}
 
 class InputGate {
   constructor() {
@@ -64,4 +46,4 @@ class InputGate {
   }
 }
 
-module.exports = { InputGate, inputSize, checkBacklog }
+module.exports = { InputGate }

@@ -13,7 +13,7 @@ const { LogStream } = require('./feed')
 const { logStart } = require('../../process/observe')
 
 /** The Terminal methods a client may call, and nothing of the object beyond them. */
-const METHODS = new Set(['write', 'resize', 'interrupt', 'kill', 'terminate', 'getSnapshot', 'status', 'waitForExit', 'waitForLog'])
+const METHODS = new Set(['write', 'resize', 'interrupt', 'kill', 'terminate', 'getSnapshot', 'status', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'restart'])
 
 /**
  * The terminal calls of a supervisor serving `workingDirectory`; `ending()` says whether the
@@ -47,9 +47,9 @@ function supervisorTerminals({ workingDirectory, logFiles, ending }) {
   function logRecord(t) {
     let rec = logged.get(t.id)
     if (!rec) {
-      rec = { core: t._core, streams: new Set(), logFiles: logFiles() !== null }
+      rec = { core: t._port, streams: new Set(), logFiles: logFiles() !== null }
       logged.set(t.id, rec)
-      t._core.native.setReaderWake(() => {
+      t._port.native.setReaderWake(() => {
         for (const st of [...rec.streams]) st.next()
       })
     }
