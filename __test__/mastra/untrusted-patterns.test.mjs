@@ -23,10 +23,7 @@ describeBackends('the agent tools with hostile input', ['native', 'persistent'],
     tools = createProcessTools(sandbox, { quietMs: 100 })
   })
 
-  const regexTool = {
-    todo: backend.persistent && 'persistent: wait_for_log with a /regex/ pattern is refused with "pattern must be a string or a RegExp, got object" (the tool\'s linear-time pattern does not cross the socket)',
-  }
-  it('wait_for_log: a catastrophic pattern matches the later line without holding Node; a backreference is refused', regexTool, async () => {
+  it('wait_for_log: a catastrophic pattern matches the later line without holding Node; a backreference is refused', async () => {
     const p = await sandbox.processes.spawn(CATASTROPHIC)
     let last = Date.now()
     let worst = 0

@@ -269,7 +269,12 @@ class SupervisorMethods {
     // Handles of an earlier connection speak to a supervisor this object no longer uses.
     this.processes._tracked = new Map()
     this.processes._dismissed = new Set()
-    conn.once('lost', (error) => this.logger.warn('The supervisor of a persistent sandbox is gone', { sandbox: this.id, error: error.message }))
+    conn.once('lost', (error) => {
+      // A sandbox that ended (its lifetime, a stop from another Node process) is stopped here
+      // too, as a local one whose lifetime ended is; a supervisor that died is reported lost.
+      if (conn.ended && this._conn === conn && this.status === 'running') this.status = 'stopped'
+      this.logger.warn('The supervisor of a persistent sandbox is gone', { sandbox: this.id, error: error.message })
+    })
   }
 
   /** @internal stop() and destroy() of a persistent sandbox: the supervisor ends with its processes. */

@@ -5,7 +5,7 @@
 // AbortSignals do not cross: a remote wait is aborted on the client's side.
 
 const errors = require('../../native/errors')
-const { linearPattern } = require('../../process/pattern')
+const { LogMatcher, linearPattern } = require('../../process/pattern')
 
 /** A holder of the bytes a message carries beside its JSON, in order. */
 function attachments() {
@@ -24,6 +24,9 @@ function encodeValue(v, att) {
     return { $bin: [att.size - b.length, b.length] }
   }
   if (v instanceof RegExp) return { $re: [v.source, v.flags] }
+  // A pattern checked already (an agent's tool call's): it crosses as what it was made from,
+  // and is checked again on the other side.
+  if (v instanceof LogMatcher) return encodeValue(v.pattern, att)
   if (v instanceof Date) return { $date: v.getTime() }
   if (typeof AbortSignal !== 'undefined' && v instanceof AbortSignal) return undefined
   if (Array.isArray(v)) return v.map((x) => encodeValue(x, att))
