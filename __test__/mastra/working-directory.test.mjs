@@ -2,36 +2,17 @@
 // relative per-command `cwd`) name the directories they name from Node's working directory when
 // the sandbox was built, and a relative per-command cwd lands where Mastra's LocalSandbox puts it.
 // With Node's working directory deleted, an absolute one works and the rest is INVALID_PROCESS_CWD.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+// All of it on both procvisor backends.
+import { afterEach, beforeEach, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { LocalSandbox } from '@mastra/core/workspace'
-import { NativeLocalSandbox } from 'procvisor/mastra'
 import { ROOT, tempDir } from './helpers.mjs'
+import { BACKENDS, describeBackends, end, perTest } from './backends.mjs'
+import { freshId, sweep } from './persistent-common.mjs'
 
-let project
-let elsewhere
-let home
-const sandboxes = []
-function make(C, options) {
-  const sb = new C(options)
-  sandboxes.push(sb)
-  return sb
-}
-
-beforeEach(() => {
-  home = process.cwd()
-  project = tempDir('procvisor-wd-project-')
-  elsewhere = tempDir('procvisor-wd-elsewhere-')
-  process.chdir(project)
-})
-afterEach(async () => {
-  process.chdir(home)
-  for (const sb of sandboxes.splice(0)) await sb._destroy().catch(() => {})
-  for (const dir of [project, elsewhere]) fs.rmSync(dir, { recursive: true, force: true })
-})
+const MASTRA = BACKENDS.find((b) => b.mastra)
 
 const pwd = async (sb, cwd) => {
   const r = await sb.executeCommand('pwd', [], cwd === undefined ? {} : { cwd })
@@ -39,9 +20,24 @@ const pwd = async (sb, cwd) => {
   return r.stdout.trim()
 }
 
-describe('a relative working directory', { timeout: 20000 }, () => {
+describeBackends('a relative working directory', ['native', 'persistent'], { timeout: 20000 }, (backend) => {
+  const t = perTest(backend, { prefix: 'procvisor-wd-' })
+  // This test's directory holds the project (Node's working directory during the test) and a
+  // place elsewhere to move to.
+  let project
+  let elsewhere
+  let home
+  beforeEach(() => {
+    home = process.cwd()
+    project = path.join(t.dir, 'project')
+    elsewhere = path.join(t.dir, 'elsewhere')
+    for (const dir of [project, elsewhere]) fs.mkdirSync(dir)
+    process.chdir(project)
+  })
+  afterEach(() => process.chdir(home))
+
   it('is absolute from construction on, and commands and processes run in it', async () => {
-    const sb = make(NativeLocalSandbox, { workingDirectory: './ws' })
+    const sb = t.make({ workingDirectory: './ws' })
     const ws = path.join(project, 'ws')
     assert.equal(sb.workingDirectory, ws)
     await sb.start()
@@ -59,13 +55,16 @@ describe('a relative working directory', { timeout: 20000 }, () => {
     for (const dir of ['ws/sub', 'ws/ws/sub', 'sub']) fs.mkdirSync(path.join(project, dir), { recursive: true })
     const name = path.basename(project)
     const cwds = ['sub', './sub', 'ws/sub', './ws/sub', '.', '..', `../${name}/ws/sub`]
-    const mastra = make(LocalSandbox, { workingDirectory: './ws' })
-    const native = make(NativeLocalSandbox, { workingDirectory: './ws' })
-    await mastra.start()
-    await native.start()
+    const mastra = MASTRA.make({ workingDirectory: './ws' })
+    const native = await t.start({ workingDirectory: './ws' })
     const theirs = []
+    try {
+      await mastra.start()
+      for (const cwd of cwds) theirs.push(await pwd(mastra, cwd))
+    } finally {
+      await end(mastra)
+    }
     const ours = []
-    for (const cwd of cwds) theirs.push(await pwd(mastra, cwd))
     for (const cwd of cwds) ours.push(await pwd(native, cwd))
     assert.deepEqual(ours, theirs)
     const ws = path.join(project, 'ws')
@@ -76,10 +75,8 @@ describe('a relative working directory', { timeout: 20000 }, () => {
   })
 
   it('checkpoints go where the relative paths named at construction', async () => {
-    const sb = make(NativeLocalSandbox, { workingDirectory: './ws', checkpointsDirectory: './checkpoints', checkpointName: 'base' })
-    const byDefault = make(NativeLocalSandbox, { id: 'other', workingDirectory: 'ws2', checkpointName: 'base' })
-    await sb.start()
-    await byDefault.start()
+    const sb = await t.start({ workingDirectory: './ws', checkpointsDirectory: './checkpoints', checkpointName: 'base' })
+    const byDefault = await t.start({ id: freshId(), workingDirectory: 'ws2', checkpointName: 'base' })
     fs.writeFileSync(path.join(project, 'ws', 'file.txt'), 'kept')
     fs.writeFileSync(path.join(project, 'ws2', 'file.txt'), 'kept too')
     process.chdir(elsewhere)
@@ -115,11 +112,23 @@ function inGoneCwd(body) {
   return JSON.parse(r.stdout)
 }
 
-describe('Node’s working directory deleted', { timeout: 30000 }, () => {
+describeBackends('Node’s working directory deleted', ['native', 'persistent'], { timeout: 30000 }, (backend) => {
+  const t = perTest(backend, { prefix: 'procvisor-wd-gone-' })
+  // The backend's own constructor options, as source text for the child; a persistent sandbox's
+  // supervisor is swept after the test whatever the child did.
+  let id
+  let own
+  beforeEach(() => {
+    id = freshId()
+    own = backend.persistent ? JSON.stringify({ id, persistent: true }) : 'undefined'
+  })
+  afterEach(() => sweep(id))
+
   it('an absolute working directory works, a relative per-command cwd inside it too', async () => {
+    const project = t.dir
     fs.mkdirSync(path.join(project, 'sub'))
     const out = inGoneCwd(`
-      const sb = new NativeLocalSandbox({ workingDirectory: ${JSON.stringify(project)} })
+      const sb = new NativeLocalSandbox({ ...${own}, workingDirectory: ${JSON.stringify(project)} })
       await sb.start()
       const r = [(await sb.executeCommand('pwd')).stdout.trim(), (await sb.executeCommand('pwd', [], { cwd: 'sub' })).stdout.trim()]
       r.push((await (await sb.processes.spawn('pwd', { cwd: 'sub' })).wait()).stdout.trim())
@@ -130,9 +139,11 @@ describe('Node’s working directory deleted', { timeout: 30000 }, () => {
   })
 
   it('a path that needs it is INVALID_PROCESS_CWD, before anything starts', () => {
+    const project = t.dir
     const out = inGoneCwd(`
+      const own = ${own}
       const r = []
-      for (const o of [undefined, { workingDirectory: 'ws' }, { workingDirectory: ${JSON.stringify(project)}, checkpointsDirectory: 'cks' }]) {
+      for (const o of [own, { ...own, workingDirectory: 'ws' }, { ...own, workingDirectory: ${JSON.stringify(project)}, checkpointsDirectory: 'cks' }]) {
         try { new NativeLocalSandbox(o); r.push('constructed') } catch (e) { r.push(error(e)) }
       }
       // A sandbox of another kind without a working directory: its commands would run in Node's.
