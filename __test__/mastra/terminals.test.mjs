@@ -1,15 +1,14 @@
-// sandbox.terminals on NativeLocalSandbox: terminals that start where the sandbox's processes
-// start, with what an interactive program expects in its environment, and end with the sandbox.
-import { after, before, describe, it } from 'node:test'
+// sandbox.terminals on both procvisor backends: terminals that start where the sandbox's
+// processes start, with what an interactive program expects in its environment, and end with the
+// sandbox; a persistent sandbox's outlive the Node process that opened them.
+import { it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as fs from 'node:fs'
 import * as os from 'node:os'
-import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { NativeLocalSandbox, SandboxProtocolError, SandboxSupervisorLostError } from 'procvisor/mastra'
+import { SandboxProtocolError, SandboxSupervisorLostError } from 'procvisor/mastra'
 import { InvalidProcessOptionError, InvalidProcessCursorError, StaleProcessHandleError } from 'procvisor'
-import { ROOT, alive, eventually, tempDir } from './helpers.mjs'
-import { child, freshId, sweep } from './persistent-common.mjs'
+import { alive, eventually } from './helpers.mjs'
+import { describeBackends, perTest, startedElsewhere } from './backends.mjs'
 
 const { Connection } = createRequire(import.meta.url)('../../lib/persistent/client/client.js')
 
@@ -22,29 +21,21 @@ export async function printed(t) {
 
 const ENV_LINE = 'printf "%s|%s|%s|%s|%s|%s\\n" "$TERM" "$HOME" "$USER" "$SHELL" "$LANG" "$FROM_SANDBOX"; pwd'
 
-describe('sandbox.terminals in a local sandbox', { timeout: 30000 }, () => {
-  let dir
-  let sandbox
-  before(async () => {
-    dir = tempDir('procvisor-terminals-')
-    sandbox = new NativeLocalSandbox({ workingDirectory: dir, env: { PATH: process.env.PATH, FROM_SANDBOX: 'yes' } })
-    await sandbox._start()
-  })
-  after(async () => {
-    await sandbox._destroy().catch(() => {})
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
+describeBackends('sandbox.terminals', ['native', 'persistent'], { timeout: 30000 }, (backend) => {
+  const each = perTest(backend, { prefix: 'procvisor-terminals-', defaults: () => ({ env: { PATH: process.env.PATH, FROM_SANDBOX: 'yes' } }) })
 
   it('a terminal runs in the working directory with TERM, HOME, USER, SHELL, LANG and the sandbox env', async () => {
+    const sandbox = await each.start()
     const t = await sandbox.terminals.create({ command: ENV_LINE })
     await t.waitForExit()
     const [vars, cwd] = (await printed(t)).replace(/\r/g, '').trim().split('\n')
     const user = os.userInfo()
     assert.equal(vars, `xterm-256color|${user.homedir}|${user.username}|${user.shell}|${process.platform === 'darwin' ? 'en_US.UTF-8' : 'C.UTF-8'}|yes`)
-    assert.equal(cwd, dir)
+    assert.equal(cwd, sandbox.workingDirectory)
   })
 
   it("the sandbox's and the call's env win over the defaults; undefined drops a name", async () => {
+    const sandbox = await each.start()
     const t = await sandbox.terminals.create({ command: ENV_LINE, env: { LANG: 'fr_FR.UTF-8', HOME: undefined, SHELL: '/bin/sh' }, cwd: '.' })
     await t.waitForExit()
     const [vars] = (await printed(t)).replace(/\r/g, '').trim().split('\n')
@@ -52,6 +43,7 @@ describe('sandbox.terminals in a local sandbox', { timeout: 30000 }, () => {
   })
 
   it("without a command the account's shell runs, on a terminal of the size asked for", async () => {
+    const sandbox = await each.start()
     const t = await sandbox.terminals.create({ cols: 100, rows: 30 })
     await t.write('stty size; echo "shell-$((6 * 7))-$0"\r')
     await t.waitForLog(/shell-42-/)
@@ -64,6 +56,7 @@ describe('sandbox.terminals in a local sandbox', { timeout: 30000 }, () => {
   })
 
   it('get(id) finds the same terminal, list() lists it, an unknown id is null', async () => {
+    const sandbox = await each.start()
     const t = await sandbox.terminals.create({ command: ['sleep', '100'] })
     assert.equal(await sandbox.terminals.get(t.id), t)
     assert.ok((await sandbox.terminals.list()).includes(t))
@@ -73,6 +66,7 @@ describe('sandbox.terminals in a local sandbox', { timeout: 30000 }, () => {
   })
 
   it('a bad option is a typed error and starts nothing', async () => {
+    const sandbox = await each.start()
     const before = (await sandbox.terminals.list()).length
     await assert.rejects(sandbox.terminals.create({ command: [] }), InvalidProcessOptionError)
     await assert.rejects(sandbox.terminals.create({ command: 7 }), InvalidProcessOptionError)
@@ -80,85 +74,57 @@ describe('sandbox.terminals in a local sandbox', { timeout: 30000 }, () => {
     await assert.rejects(sandbox.terminals.create({ cols: 0 }), InvalidProcessOptionError)
     assert.equal((await sandbox.terminals.list()).length, before)
   })
-})
 
-describe('terminals end with the sandbox', { timeout: 30000 }, () => {
   it('stop() kills every terminal and makes it stale; a new start has none', async () => {
-    const dir = tempDir('procvisor-terminals-stop-')
-    const sandbox = new NativeLocalSandbox({ workingDirectory: dir, env: { PATH: process.env.PATH } })
-    try {
-      // create() starts the sandbox, as processes.spawn() does.
-      const t = await sandbox.terminals.create({ command: ['sleep', '100'] })
-      assert.equal(sandbox.status, 'running')
-      assert.ok(alive(t.pid))
-      await sandbox._stop()
-      assert.ok(await eventually(() => !alive(t.pid)))
-      await assert.rejects(t.getSnapshot(), StaleProcessHandleError)
-      await sandbox._start()
-      assert.deepEqual(await sandbox.terminals.list(), [])
-      assert.equal(await sandbox.terminals.get(t.id), null)
-    } finally {
-      await sandbox._destroy().catch(() => {})
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
+    // create() starts the sandbox, as processes.spawn() does.
+    const sandbox = each.make()
+    const t = await sandbox.terminals.create({ command: ['sleep', '100'] })
+    assert.equal(sandbox.status, 'running')
+    assert.ok(alive(t.pid))
+    await sandbox._stop()
+    assert.ok(await eventually(() => !alive(t.pid)))
+    // A persistent sandbox's stop() ends its supervisor, and its objects say so (docs/errors.md).
+    await assert.rejects(t.getSnapshot(), backend.persistent ? SandboxSupervisorLostError : StaleProcessHandleError)
+    await sandbox._start()
+    assert.deepEqual(await sandbox.terminals.list(), [])
+    assert.equal(await sandbox.terminals.get(t.id), null)
   })
 
   it('destroy() kills them too', async () => {
-    const dir = tempDir('procvisor-terminals-destroy-')
-    const sandbox = new NativeLocalSandbox({ workingDirectory: dir, env: { PATH: process.env.PATH } })
-    try {
-      await sandbox._start()
-      const t = await sandbox.terminals.create({ command: 'sleep 100' })
-      await sandbox._destroy()
-      assert.ok(await eventually(() => !alive(t.pid)))
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
+    const sandbox = await each.start()
+    const t = await sandbox.terminals.create({ command: 'sleep 100' })
+    await sandbox._destroy()
+    assert.ok(await eventually(() => !alive(t.pid)))
   })
 })
 
-describe('terminals of a persistent sandbox', { timeout: 60000 }, () => {
-  let dir
-  let id
-  const children = []
-  before(() => {
-    dir = tempDir('procvisor-terminals-persistent-')
-    id = freshId()
-  })
-  after(async () => {
-    for (const c of children) c.kill('SIGKILL')
-    await sweep(id)
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
-  const open = () => new NativeLocalSandbox({ id, workingDirectory: dir, persistent: true, env: { PATH: process.env.PATH, PS1: 'p$ ' } })
+// Only a supervisor keeps a terminal running once the Node process that opened it is gone.
+describeBackends('terminals that outlive their Node process', ['persistent'], { timeout: 60000 }, (backend) => {
+  const each = perTest(backend, { prefix: 'procvisor-terminals-persistent-', defaults: () => ({ env: { PATH: process.env.PATH, PS1: 'p$ ' } }) })
+  const elsewhere = startedElsewhere('procvisor-terminals-elsewhere-')
 
   it('a terminal opened by one Node process is found, read and written by the next, with its screen and cursors', async () => {
-    const first = child(
-      children,
-      `import { NativeLocalSandbox } from ${JSON.stringify(path.join(ROOT, 'mastra/index.mjs'))}
-const sb = new NativeLocalSandbox({ id: ${JSON.stringify(id)}, workingDirectory: ${JSON.stringify(dir)}, persistent: true, env: { PATH: process.env.PATH, PS1: 'p$ ' } })
-await sb.start()
-const t = await sb.terminals.create({ command: 'sh -i', cols: 60, rows: 10 })
+    const made = await elsewhere.startIn(
+      undefined,
+      `const t = await sb.terminals.create({ command: 'sh -i', cols: 60, rows: 10 })
 // Typed after the first prompt, so that the screen reads the same every run.
 await t.waitForLog(/p\\$ /)
 await t.write('echo one-$((1 + 1))\\r')
 await t.waitForLog(/one-2/)
 let cursor
 for await (const e of await t.output()) cursor = e.cursor
-console.log(JSON.stringify({ id: t.id, pid: t.pid, cursor }))
+console.log(JSON.stringify({ terminal: t.id, pid: t.pid, cursor }))
 await sb.detach()`,
+      ", env: { PATH: process.env.PATH, PS1: 'p$ ' }",
     )
-    const made = await first.first
-    assert.equal((await first.exited).code, 0)
     assert.ok(alive(made.pid), 'the terminal outlives the Node process that opened it')
 
-    const sb = open()
-    await sb.start()
-    const t = await sb.terminals.get(made.id)
-    assert.equal(t.id, made.id)
+    const sb = await each.start({ id: made.id, workingDirectory: made.wd })
+    const t = await sb.terminals.get(made.terminal)
+    assert.equal(t.id, made.terminal)
     assert.equal(t.pid, made.pid)
-    assert.equal(await sb.terminals.get(made.id), t)
-    assert.deepEqual((await sb.terminals.list()).map((x) => x.id), [made.id])
+    assert.equal(await sb.terminals.get(made.terminal), t)
+    assert.deepEqual((await sb.terminals.list()).map((x) => x.id), [made.terminal])
     const before = await t.getSnapshot()
     assert.equal(before.cols, 60)
     assert.deepEqual(before.lines.slice(0, 3), ['p$ echo one-$((1 + 1))', 'one-2', 'p$'])
@@ -181,8 +147,7 @@ await sb.detach()`,
   })
 
   it('the supervisor checks every terminal call and serves on', async () => {
-    const sb = open()
-    await sb.start()
+    const sb = await each.start()
     const t = await sb.terminals.create({ command: ['sleep', '100'] })
     const conn = await Connection.open(sb._conn.socketPath)
     try {
