@@ -1,15 +1,16 @@
 // createProcessTools driven by a real Mastra Agent: a scripted model calls the tools, and
-// Mastra's own agent loop validates the calls against the zod schemas and runs them.
-import { after, before, describe, it } from 'node:test'
+// Mastra's own agent loop validates the calls against the zod schemas and runs them. On both
+// procvisor backends; on a persistent one, an agent in a later Node process picks up the terminal.
+import { it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { Agent } from '@mastra/core/agent'
 import { Workspace, WORKSPACE_TOOLS_PREFIX } from '@mastra/core/workspace'
-import { NativeLocalSandbox, createProcessTools } from 'procvisor/mastra'
-import { ROOT, alive, eventually, freePort, tempDir } from './helpers.mjs'
+import { createProcessTools } from 'procvisor/mastra'
+import { ROOT, alive, eventually, freePort } from './helpers.mjs'
 import { scriptedModel } from './scripted-model.mjs'
-import { child, freshId, sweep } from './persistent-common.mjs'
+import { describeBackends, perTest, startedElsewhere } from './backends.mjs'
 
 const T = (name) => `${WORKSPACE_TOOLS_PREFIX}_${name}`
 const pidOf = (result) => /PID: (\d+)/.exec(result.value)[1]
@@ -22,24 +23,24 @@ async function run(workspace, steps) {
   return { text: r.text, results: model.results }
 }
 
-let dir
-let workspace
-before(async () => {
-  dir = tempDir('procvisor-agent-tools-')
-  workspace = new Workspace({ sandbox: new NativeLocalSandbox({ workingDirectory: dir, env: { PATH: process.env.PATH, PS1: 'agent$ ' } }) })
-  await workspace.init()
-})
-after(async () => {
-  await workspace.destroy().catch(() => {})
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+const ENV = () => ({ env: { PATH: process.env.PATH, PS1: 'agent$ ' } })
 
-describe('an agent runs a server with the process tools', { timeout: 60000 }, () => {
-  it('starts it in the background, waits for its port, reads its log in two pieces, kills it', async () => {
+/** A Workspace, initialised, over a sandbox of `each` (made with `options`) that ends after the test. */
+async function workspaceOf(each, options) {
+  const workspace = new Workspace({ sandbox: each.make(options) })
+  await workspace.init()
+  return workspace
+}
+
+describeBackends('an agent with the process tools', ['native', 'persistent'], { timeout: 60000 }, (backend) => {
+  const each = perTest(backend, { prefix: 'procvisor-agent-tools-', defaults: ENV })
+
+  it('starts a server in the background, waits for its port, reads its log in two pieces, kills it', async () => {
+    const workspace = await workspaceOf(each)
     const port = await freePort()
     // Forty numbered lines, written one at a time, then the server listens.
     const server = `let i=0;const t=setInterval(()=>{console.log('line-'+String(++i).padStart(4,'0')+' '+'x'.repeat(40));if(i===40){clearInterval(t);require('http').createServer((q,s)=>s.end('ok')).listen(${port},()=>console.log('listening'))}},2)`
-    fs.writeFileSync(`${dir}/server.js`, server)
+    fs.writeFileSync(path.join(workspace.sandbox.workingDirectory, 'server.js'), server)
     let pid
     const { results, text } = await run(workspace, [
       () => ({ tool: T('execute_command'), input: { command: 'node server.js', background: true } }),
@@ -74,6 +75,7 @@ describe('an agent runs a server with the process tools', { timeout: 60000 }, ()
   })
 
   it('a wait on a server that crashes returns its exit code and the end of its stderr', async () => {
+    const workspace = await workspaceOf(each)
     const port = await freePort()
     const { results } = await run(workspace, [
       () => ({ tool: T('execute_command'), input: { command: `node -e "console.error('Error: listen EADDRINUSE :::${port}'); process.exit(3)"`, background: true } }),
@@ -88,6 +90,7 @@ describe('an agent runs a server with the process tools', { timeout: 60000 }, ()
   })
 
   it('failures reach the model as a sentence it can act on, never a stack', async () => {
+    const workspace = await workspaceOf(each)
     const { results } = await run(workspace, [
       () => ({ tool: T('wait_for_log'), input: { pid: '999999999', pattern: 'x' } }),
       () => ({ tool: T('terminal_write'), input: { terminalId: 'nope', input: 'ls{Enter}' } }),
@@ -107,10 +110,9 @@ describe('an agent runs a server with the process tools', { timeout: 60000 }, ()
     assert.match(badPid.value, /no process named abc/)
     assert.match(badPort.value.message, /port: .*expected number/)
   })
-})
 
-describe('an agent drives a shell on a terminal', { timeout: 60000 }, () => {
-  it('types an expression and reads the answer; Ctrl-C stops a sleep and the shell lives on', async () => {
+  it('drives a shell on a terminal: types an expression and reads the answer; Ctrl-C stops a sleep and the shell lives on', async () => {
+    const workspace = await workspaceOf(each)
     let id
     const { results } = await run(workspace, [
       () => ({ tool: T('terminal_open'), input: { command: 'sh -i' } }),
@@ -141,30 +143,20 @@ describe('an agent drives a shell on a terminal', { timeout: 60000 }, () => {
   })
 })
 
-describe('in a persistent sandbox', { timeout: 60000 }, () => {
-  let pdir
-  let id
-  const children = []
-  before(() => {
-    pdir = tempDir('procvisor-agent-tools-persistent-')
-    id = freshId()
-  })
-  after(async () => {
-    for (const c of children) c.kill('SIGKILL')
-    await sweep(id)
-    fs.rmSync(pdir, { recursive: true, force: true })
-  })
+// Only a supervisor keeps the terminal running once the first Node process is gone.
+describeBackends('agents in two Node processes', ['persistent'], { timeout: 60000 }, (backend) => {
+  const each = perTest(backend, { prefix: 'procvisor-agent-tools-persistent-', defaults: ENV })
+  const elsewhere = startedElsewhere('procvisor-agent-tools-elsewhere-')
 
   it("an agent in the next Node process reads and writes the terminal an agent opened in the first", async () => {
     const at = (file) => JSON.stringify(path.join(ROOT, file))
-    const options = JSON.stringify({ id, workingDirectory: pdir, persistent: true, env: { PATH: process.env.PATH, PS1: 'agent$ ' } })
-    const first = child(
-      children,
-      `import { Agent } from '@mastra/core/agent'
-import { Workspace } from '@mastra/core/workspace'
-import { NativeLocalSandbox, createProcessTools } from ${at('mastra/index.mjs')}
-import { scriptedModel } from ${at('__test__/mastra/scripted-model.mjs')}
-const workspace = new Workspace({ sandbox: new NativeLocalSandbox(${options}) })
+    const opened = await elsewhere.startIn(
+      undefined,
+      `const { Agent } = await import('@mastra/core/agent')
+const { Workspace } = await import('@mastra/core/workspace')
+const { createProcessTools } = await import(${at('mastra/index.mjs')})
+const { scriptedModel } = await import(${at('__test__/mastra/scripted-model.mjs')})
+const workspace = new Workspace({ sandbox: sb })
 await workspace.init()
 let id
 const model = scriptedModel([
@@ -174,29 +166,23 @@ const model = scriptedModel([
 ])
 const agent = new Agent({ id: 'first', name: 'first', instructions: 'x', model, workspace, tools: createProcessTools(workspace) })
 await agent.generate('go', { maxSteps: 5 })
-console.log(JSON.stringify({ id, results: model.results }))
-await workspace.sandbox.detach()`,
+console.log(JSON.stringify({ terminal: id, results: model.results }))
+await sb.detach()`,
+      ", env: { PATH: process.env.PATH, PS1: 'agent$ ' }",
     )
-    const opened = await first.first
-    assert.equal((await first.exited).code, 0)
     assert.deepEqual(opened.results[1].value.lines, ['agent$ x=6', 'agent$'])
 
-    const workspace = new Workspace({ sandbox: new NativeLocalSandbox(JSON.parse(options)) })
-    await workspace.init()
-    try {
-      const { results } = await run(workspace, [
-        () => ({ tool: T('terminal_read'), input: { terminalId: opened.id } }),
-        () => ({ tool: T('terminal_write'), input: { terminalId: opened.id, input: 'echo $((x * 7)){Enter}', waitForText: '42' } }),
-        () => ({ tool: T('list_processes'), input: {} }),
-        () => ({ text: 'done' }),
-      ])
-      const [read, answer, listed] = results
-      assert.deepEqual(read.value.lines, ['agent$ x=6', 'agent$'])
-      assert.equal(answer.value.matched, true)
-      assert.deepEqual(answer.value.lines, ['agent$ x=6', 'agent$ echo $((x * 7))', '42', 'agent$'])
-      assert.deepEqual(listed.value.terminals.map((t) => [t.terminalId, t.state]), [[opened.id, 'running']])
-    } finally {
-      await workspace.destroy()
-    }
+    const workspace = await workspaceOf(each, { id: opened.id, workingDirectory: opened.wd })
+    const { results } = await run(workspace, [
+      () => ({ tool: T('terminal_read'), input: { terminalId: opened.terminal } }),
+      () => ({ tool: T('terminal_write'), input: { terminalId: opened.terminal, input: 'echo $((x * 7)){Enter}', waitForText: '42' } }),
+      () => ({ tool: T('list_processes'), input: {} }),
+      () => ({ text: 'done' }),
+    ])
+    const [read, answer, listed] = results
+    assert.deepEqual(read.value.lines, ['agent$ x=6', 'agent$'])
+    assert.equal(answer.value.matched, true)
+    assert.deepEqual(answer.value.lines, ['agent$ x=6', 'agent$ echo $((x * 7))', '42', 'agent$'])
+    assert.deepEqual(listed.value.terminals.map((t) => [t.terminalId, t.state]), [[opened.terminal, 'running']])
   })
 })
