@@ -1,37 +1,16 @@
 // sandbox.checkpoints: named checkpoints that share unchanged files with the last capture, and a
 // restore in place that leaves exactly what a restore into an empty directory makes, writing only
 // what differs, with the sandbox's processes left running. Real files, real processes.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+// On both procvisor backends.
+import { afterEach, beforeEach, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { InvalidProcessOptionError, SandboxSnapshotError } from 'procvisor'
-import { NativeLocalSandbox } from 'procvisor/mastra'
-import { alive, tempDir } from './helpers.mjs'
+import { alive } from './helpers.mjs'
 import { settle, treeDifference, treeDigest } from './tree-digest.mjs'
-
-let tmp
-let wd
-let cps
-const made = []
-beforeEach(() => {
-  tmp = tempDir('procvisor-checkpoint-api-')
-  wd = path.join(tmp, 'wd')
-  cps = path.join(tmp, 'checkpoints')
-  makeTree(wd)
-})
-afterEach(async () => {
-  for (const sb of made.splice(0)) await sb.destroy().catch(() => {})
-  execFileSync('chmod', ['-R', 'u+rwX', tmp])
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-function sandbox(options = {}) {
-  const sb = new NativeLocalSandbox({ workingDirectory: wd, checkpointsDirectory: cps, env: { PATH: process.env.PATH }, ...options })
-  made.push(sb)
-  return sb
-}
+import { describeBackends, perTest } from './backends.mjs'
 
 /** A tree with what a restore can get wrong: modes, nanosecond mtimes, links, holes, empty and read-only directories. */
 function makeTree(root) {
@@ -56,16 +35,33 @@ function assertSameTree(a, b) {
   if (treeDigest(a) !== treeDigest(b)) assert.fail(`${a} and ${b} differ: ${JSON.stringify(treeDifference(a, b), null, 2)}`)
 }
 
-/** The same checkpoint restored the way start() restores, into an empty working directory. */
-async function fullRestore(name) {
-  const into = path.join(tmp, `full-${name}`)
-  const sb = sandbox({ workingDirectory: into, checkpointName: name })
-  await sb.start()
-  await sb.stop()
-  return into
-}
+describeBackends('sandbox.checkpoints', ['native', 'persistent'], { timeout: 60000 }, (backend) => {
+  let each
+  // Registered before the fixture's cleanup, which then removes the directory: the tree's
+  // read-only directory would stop that for anyone but root.
+  afterEach(() => execFileSync('chmod', ['-R', 'u+rwX', each.dir]))
+  each = perTest(backend, {
+    prefix: 'procvisor-checkpoint-api-',
+    defaults: (dir) => ({ checkpointsDirectory: path.join(dir, 'checkpoints'), env: { PATH: process.env.PATH } }),
+  })
+  let wd
+  let cps
+  beforeEach(() => {
+    wd = path.join(each.dir, 'wd')
+    cps = path.join(each.dir, 'checkpoints')
+    makeTree(wd)
+  })
+  const sandbox = (options) => each.make(options)
 
-describe('sandbox.checkpoints', { timeout: 60000 }, () => {
+  /** The same checkpoint restored the way start() restores, into an empty working directory. */
+  async function fullRestore(name) {
+    const into = path.join(each.dir, `full-${name}`)
+    const sb = sandbox({ workingDirectory: into, checkpointName: name })
+    await sb.start()
+    await sb.stop()
+    return into
+  }
+
   it('restore() rolls the working directory back in place to exactly what a full restore makes, writing only what differs', async () => {
     const sb = sandbox()
     await settle()
