@@ -2,15 +2,14 @@
 // A NativeLocalSandbox's lifetime (`timeoutMs`) and its reconnection by id within this Node
 // process: the running sandboxes, and the sandbox methods that join and leave them.
 
+const { Lifetime } = require('../lib/process/lifetime.js')
+
 /**
  * The running sandboxes of this Node process, by id and resolved working directory. A sandbox
  * started while another with the same pair runs joins it (its processes and its lifetime)
  * rather than starting a second one. Module-level, so the CommonJS and ES module entries share it.
  */
 const runningSandboxes = new Map()
-
-/** setTimeout's longest delay; a longer lifetime is waited for in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** One running sandbox, shared by every NativeLocalSandbox object that started into it. */
 class RunningSandbox {
@@ -30,20 +29,16 @@ class RunningSandbox {
     this.captured = new Set()
     /** The manager of its terminals (`sandbox.terminals`), made at the first. */
     this.terminalManager = undefined
-    this.expiresAt = timeoutMs === undefined ? undefined : Date.now() + timeoutMs
-    this.timer = undefined
-    if (this.expiresAt !== undefined) this.arm()
+    // An unfinished lifetime is no reason for Node to stay up.
+    this.lifetime = new Lifetime(timeoutMs, () => this.expire(), { keepAlive: false })
   }
 
-  arm() {
-    const left = Math.max(0, this.expiresAt - Date.now())
-    this.timer = setTimeout(() => (this.expiresAt - Date.now() > 0 ? this.arm() : this.expire()), Math.min(left, MAX_TIMER_MS))
-    // An unfinished lifetime is no reason for Node to stay up.
-    this.timer.unref()
+  /** When its lifetime ends (ms since the epoch), or null when it has none. */
+  get expiresAt() {
+    return this.lifetime.expiresAt
   }
 
   expire() {
-    this.timer = undefined
     this.expired = true
     for (const member of [...this.members]) member._lifetimeExpired()
   }
@@ -57,8 +52,7 @@ class RunningSandbox {
     this.ended = true
     // A sandbox that ends takes its terminals with it, however it ends.
     this.closeTerminals().catch(() => {})
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = undefined
+    this.lifetime.cancel()
     if (runningSandboxes.get(this.key) === this) runningSandboxes.delete(this.key)
   }
 }

@@ -6,7 +6,7 @@
 // over its port) does the rest.
 
 const { binding } = require('../lib/native/native.js')
-const { commandResult, checkStdin, checkStdinData, stdinModeOf } = require('../lib/process/mastra-rules.js')
+const { commandResult, checkStdin, checkStdinData, retainedBytes, stdinModeOf } = require('../lib/process/mastra-rules.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { ProcessHandle: CoreProcessHandle } = require('../lib/faces/handle.js')
 
@@ -26,7 +26,9 @@ function defineNativeProcessHandle(ProcessHandle) {
     /** @internal Created by NativeProcessManager's spawn and get. */
     constructor(options) {
       const o = options || {}
-      super(o) // validates maxRetainedBytes, registers spawn-time listeners, wraps wait()
+      // The rule a persistent sandbox's supervisor applies too, so both sides refuse alike.
+      if (o.maxRetainedBytes != null) retainedBytes(o.maxRetainedBytes)
+      super(o) // registers spawn-time listeners, wraps wait()
       /** Exit code; `undefined` while running and until all output has been delivered. */
       this.exitCode = undefined
       this._process = undefined

@@ -10,6 +10,7 @@ const { sandboxDirectory, commandCwd } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { local } = require('./backends/local.js')
 const { NameTable } = require('../lib/process/names.js')
+const { Launches } = require('../lib/process/launches.js')
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
 function envStrings(env) {
@@ -45,20 +46,14 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       const handle = this._newHandle(o) // throws RangeError for a bad maxRetainedBytes, before anything runs
       // In flight until tracked: a sandbox's stop() waits for it, so that Mastra's stop, which
       // kills what is tracked, finds the process it starts.
-      const launching = this._backend().spawn(this, handle, command, { argv, cwd, env: envStrings(env), workingDirectory, options: o })
-      this._launching.add(launching)
-      try {
-        await launching
-      } finally {
-        this._launching.delete(launching)
-      }
+      await this._launches.track(this._backend().spawn(this, handle, command, { argv, cwd, env: envStrings(env), workingDirectory, options: o }))
       return this._track(handle)
     }
 
-    /** @internal Spawns still launching (a stop waits for them to be tracked). */
-    get _launching() {
-      this.__launching ??= new Set()
-      return this.__launching
+    /** @internal Spawns still launching: a stop waits until each one is tracked, or failed. */
+    get _launches() {
+      this.__launches ??= new Launches()
+      return this.__launches
     }
 
     /** @internal The `name` option's table for the processes of this Node process (a persistent sandbox's supervisor keeps its own). */
@@ -83,11 +78,6 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
         },
       }
       await require('../lib/stack/up.js').down(target, this._stack).catch(() => {})
-    }
-
-    /** @internal Waits until no spawn is launching any more; each one settled is tracked, or failed. */
-    async _launchesSettled() {
-      while (this._launching.size > 0) await Promise.allSettled([...this._launching])
     }
 
     /**

@@ -175,6 +175,30 @@ describe('persistent sandboxes against misbehaving clients', () => {
     await sb._stop()
   })
 
+  it('a spawn frame with a bad maxRetainedBytes is refused by the rule a local spawn applies, and launches nothing', async () => {
+    const { sb, socketPath } = await started()
+    const local = await sb.processes.spawn('true', { maxRetainedBytes: -5 }).catch((e) => e)
+    assert.ok(local instanceof RangeError)
+    const c = await raw(socketPath).hello()
+    let id = 50
+    for (const bad of [-5, 1.5]) {
+      c.send({ t: 'call', id: ++id, op: 'spawn', args: { command: 'touch made', name: 'kept', maxRetainedBytes: bad } })
+      const answer = await c.next()
+      assert.equal(answer.id, id)
+      assert.equal(answer.error?.code, 'INVALID_PROCESS_OPTION', JSON.stringify(answer))
+      assert.equal(answer.error.name, 'InvalidProcessOptionError')
+      assert.equal(answer.error.message, local.message)
+    }
+    c.send({ t: 'call', id: ++id, op: 'list' })
+    assert.deepEqual((await c.next()).value, [])
+    assert.equal(fs.existsSync(path.join(sb.workingDirectory, 'made')), false)
+    // The refusal left the name it asked for free.
+    const named = await sb.processes.spawn('true', { name: 'kept' })
+    assert.equal((await named.wait()).exitCode, 0)
+    c.socket.destroy()
+    await sb._stop()
+  })
+
   it('a remote wait given an aborted signal rejects at once and leaves no rejection behind to end Node', async () => {
     // In a Node process of its own: an unhandled rejection there exits it with code 1.
     const id = freshId()

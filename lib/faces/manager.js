@@ -17,6 +17,7 @@ const { Terminal } = require('./terminal')
 const observe = require('../process/observe')
 const { checkSignal } = require('../native/util')
 const { NameTable, isName } = require('../process/names')
+const { Launches } = require('../process/launches')
 const { traceMethods } = require('../native/trace')
 
 /** Exited processes the Processes API keeps for later reads (the container sandboxes keep 64). */
@@ -78,7 +79,7 @@ class ProcessManager {
      */
     this._byPid = new Map()
     /** @internal Launches in flight, which close() waits for. */
-    this._launching = new Set()
+    this._launches = new Launches()
     /** @internal The `name` option's table: a name to one live process of this manager. */
     this._names = new NameTable(
       (r) => r.core.native.doneAtMs == null,
@@ -94,7 +95,7 @@ class ProcessManager {
   }
 
   /**
-   * Launches and records a process. The launch is in `_launching` until it is recorded, so that
+   * Launches and records a process. The launch is in `_launches` until it is recorded, so that
    * close() racing it still finds and kills it before resolving.
    */
   _start(face, req, listeners, mastra) {
@@ -111,7 +112,6 @@ class ProcessManager {
     // recorded, and checked against a close, in the one reaction to the native launch.
     const recorded = launch(face, req, meta, listeners, mastra).then(
       (core) => {
-        this._launching.delete(recorded)
         const record = this._track(core, mastra)
         this._names.bind(name, record)
         if (this._closed) {
@@ -121,13 +121,11 @@ class ProcessManager {
         return record
       },
       (e) => {
-        this._launching.delete(recorded)
         this._names.release(name)
         throw e
       },
     )
-    this._launching.add(recorded)
-    return recorded
+    return this._launches.track(recorded)
   }
 
   _track(core, mastra) {
@@ -335,7 +333,7 @@ class ProcessManager {
     // through its own shutdown; what is left then ends as below.
     if (this._stack) await this.down().catch(() => {})
     this._closed = true
-    await Promise.allSettled([...this._launching])
+    await this._launches.settled()
     const natives = [...this._records.values()].map((r) => r.core.native)
     for (const n of natives) n.shutdown()
     // A shutdown's own wait comes before its SIGKILL, and so before the bound on the end.

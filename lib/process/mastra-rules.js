@@ -2,7 +2,8 @@
 // Mastra's rules for one process, written once for every side that runs one: this Node process
 // (procvisor/mastra's handles, procvisor's own Mastra-shaped `ProcessHandle`) and the supervisor
 // of a persistent sandbox. What a wait resolves with, which exit code a kill or a timeout gives,
-// what stderr says about it, when stdin may be written, how many exited processes are kept.
+// what stderr says about it, when stdin may be written, how many exited processes are kept, how
+// much output a handle may retain.
 
 const errors = require('../native/errors')
 const { describe } = require('../native/util')
@@ -136,6 +137,15 @@ function checkStdinData(data) {
   }
 }
 
+/**
+ * Mastra's `maxRetainedBytes` (given, not absent): a non-negative integer or Infinity, else a
+ * RangeError with Mastra's own message. Returns it.
+ */
+function retainedBytes(v) {
+  if (v === Infinity || (Number.isInteger(v) && v >= 0)) return v
+  throw errors.invalidOption('maxRetainedBytes must be a non-negative integer or Infinity')
+}
+
 /** The stdin mode of a spawn: Mastra's `'ignore'`, else a pipe. */
 function stdinModeOf(mode) {
   return mode === 'ignore' ? 'ignore' : 'pipe'
@@ -160,6 +170,7 @@ module.exports = {
   checkStdin,
   checkNotExited,
   checkStdinData,
+  retainedBytes,
   stdinModeOf,
   shellQuote,
 }

@@ -141,7 +141,7 @@ const local = {
   },
 
   async stop(sandbox, mastra) {
-    await sandbox.processes._launchesSettled()
+    await sandbox.processes._launches.settled()
     await sandbox.processes._stackDown()
     const { running, ending } = sandbox._leaveRunning({ end: true })
     await running?.closeTerminals()
@@ -164,7 +164,7 @@ const local = {
   async destroy(sandbox, mastra) {
     const { running, ending } = sandbox._leaveRunning({ end: true })
     if (running) running.destroying = true
-    await sandbox.processes._launchesSettled()
+    await sandbox.processes._launches.settled()
     await sandbox.processes._stackDown()
     await running?.closeTerminals()
     await mastra.destroy()

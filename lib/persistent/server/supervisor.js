@@ -38,14 +38,14 @@ const { Place } = require('./place')
 const { supervisorTerminals } = require('./terminals')
 const { NameTable, isName } = require('../../process/names')
 const { supervisorLogFiles } = require('../wire/log-files')
+const { Launches } = require('../../process/launches')
+const { Lifetime } = require('../../process/lifetime')
 
 const { SANDBOX_ACCESS_DENIED } = errors.codes
 
 // The config comes on stdin, written whole by the client, which then closes it.
 const config = JSON.parse(fs.readFileSync(0, 'utf8'))
 const startedAt = Date.now()
-/** null for a sandbox without a lifetime (`timeoutMs: 0`): it runs until it is stopped. */
-const expiresAt = config.timeoutMs ? startedAt + config.timeoutMs : null
 const containment = binding.resolveContainment('auto')
 /** The send buffer asked for on each client's socket. */
 const SEND_BUFFER = 4 * 1024 * 1024
@@ -54,10 +54,14 @@ const DEFAULT_RETAINED = 1024 * 1024
 /** Where this start's processes write their logs (wire/log-files.js), or null; made once it serves. */
 let logFiles = null
 
-/** Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as in-process). */
+/**
+ * Mastra's `maxRetainedBytes` as it crossed the socket (`'Infinity'` keeps everything, as
+ * in-process). A client of another build may send a value its own side would have refused: it is
+ * refused here by the same rule.
+ */
 function retention(v) {
-  if (v === 'Infinity') return Infinity
-  return typeof v === 'number' && v >= 0 ? v : DEFAULT_RETAINED
+  if (v === undefined) return DEFAULT_RETAINED
+  return rules.retainedBytes(v === 'Infinity' ? Infinity : v)
 }
 
 /**
@@ -153,7 +157,7 @@ const ops = Object.assign(Object.create(null), {
     id: config.id,
     workingDirectory: config.workingDirectory,
     startedAt,
-    expiresAt,
+    expiresAt: lifetime?.expiresAt ?? null,
     pid: process.pid,
     // Where its checkpoints are and which one a stop captures, so that any client (the command
     // line too) can stop or destroy it as the sandbox would.
@@ -164,6 +168,7 @@ const ops = Object.assign(Object.create(null), {
 
   async spawn(client, a) {
     if (ending) throw new errors.ProcessManagerClosedError('The sandbox is stopping')
+    const retained = retention(a.maxRetainedBytes)
     names.reserve(a.name)
     const rec = {
       pid: '',
@@ -171,7 +176,7 @@ const ops = Object.assign(Object.create(null), {
       name: a.name,
       command: a.command,
       stdinMode: rules.stdinModeOf(a.stdinMode),
-      retention: retention(a.maxRetainedBytes),
+      retention: retained,
       subscribers: new Set(),
       /** Its `logs()` streams, of any client. */
       streams: new Set(),
@@ -341,23 +346,14 @@ function end(reason) {
   return ending
 }
 
-/**
- * Spawns under way. The end waits for them, so that their processes are killed with the rest
- * rather than start after the kill and outlive a stop() that reported none.
- */
-const launching = new Set()
+/** Spawns under way, which the end waits for (lib/process/launches.js says why). */
+const launches = new Launches()
 const spawnOp = ops.spawn
-ops.spawn = (client, a) => {
-  const launch = spawnOp(client, a)
-  launching.add(launch)
-  const done = () => launching.delete(launch)
-  launch.then(done, done)
-  return launch
-}
+ops.spawn = (client, a) => launches.track(spawnOp(client, a))
 
 async function finish(reason) {
-  clearTimeout(lifetime)
-  while (launching.size > 0) await Promise.allSettled([...launching])
+  lifetime?.cancel()
+  await launches.settled()
   const running = [...records.values()].filter((r) => r.result === undefined)
   if (reason === 'expired') for (const r of running) r.lifetimeMs = config.timeoutMs
   await Promise.all([...running.map((r) => r.view.kill().then(() => r.view.wait(), () => {})), terminals.close()])
@@ -382,6 +378,7 @@ async function finish(reason) {
 }
 
 const place = new Place(config.socketPath, accept, () => end('replaced'))
+/** The sandbox's lifetime, once it serves; none for `timeoutMs: 0`, which runs until it is stopped. */
 let lifetime
 
 async function main() {
@@ -392,19 +389,13 @@ async function main() {
     process.exit(0)
   }
   logFiles = supervisorLogFiles(config, startedAt)
-  arm()
+  // Counted from the start, and held: the end of the lifetime is this process's job even while
+  // no socket or process keeps it up (a listener being replaced).
+  lifetime = new Lifetime(config.timeoutMs || null, () => end('expired'), { since: startedAt, keepAlive: true })
   process.on('SIGTERM', () => end('terminated'))
   process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`)
   // The client closes its end once it read that line; nothing is written there again.
   process.stdout.on('error', () => {})
-}
-
-/** setTimeout's longest delay is 2^31-1 ms: a longer lifetime is waited for in steps. */
-function arm() {
-  if (expiresAt === null) return
-  const left = expiresAt - Date.now()
-  if (left <= 0) return end('expired')
-  lifetime = setTimeout(arm, Math.min(left, 2 ** 31 - 1))
 }
 
 main().catch((e) => {
