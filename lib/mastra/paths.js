@@ -6,21 +6,9 @@ const os = require('node:os')
 const path = require('node:path')
 const { InvalidProcessCwdError, invalidOption } = require('../native/errors')
 const { describe } = require('../native/util')
-
-/**
- * Node's working directory, or a typed error when it is gone (deleted under this process):
- * `given` is the path that needed it, `fix` what to do instead.
- */
-function nodeCwd(given, fix) {
-  try {
-    return process.cwd()
-  } catch (e) {
-    throw new InvalidProcessCwdError(
-      `invalid working directory ${JSON.stringify(given)}: it resolves against the working directory of this Node process, which is not available (${e.code || e.message}); ${fix}`,
-      { cause: e },
-    )
-  }
-}
+// `absolutePath(p, option)`: against Node's working directory, by the rule (and with the typed
+// error, when that directory is gone) of a ProcessManager's `workingDirectory`.
+const { absolutePath } = require('../native/native').binding
 
 /** Mastra's `expandTilde`: `~` and `~/…` name the home directory. */
 function expandTilde(p) {
@@ -34,11 +22,9 @@ function expandTilde(p) {
  * directory now; absent, Mastra's default `<cwd>/.sandbox`.
  */
 function absoluteDirectory(name, p) {
-  if (p === undefined || p === null) return path.join(nodeCwd('.sandbox', `give an absolute ${name}`), '.sandbox')
+  if (p === undefined || p === null) return absolutePath('.sandbox', name)
   if (typeof p !== 'string') throw new InvalidProcessCwdError(`invalid working directory ${describe(p)}: ${name} must be a string`)
-  const expanded = expandTilde(p)
-  if (path.isAbsolute(expanded)) return path.resolve(expanded)
-  return path.resolve(nodeCwd(p, `give an absolute ${name}`), expanded)
+  return absolutePath(expandTilde(p), name)
 }
 
 /** A sandbox's `checkpointsDirectory` option as an absolute path; `undefined` when not given. */
@@ -46,8 +32,7 @@ function absoluteCheckpoints(p) {
   // Mastra's own rule: an empty value means the default, next to the working directory.
   if (p === undefined || p === null || p === '') return undefined
   if (typeof p !== 'string') throw invalidOption(`checkpointsDirectory must be a string, got ${describe(p)}`)
-  const expanded = expandTilde(p)
-  return path.isAbsolute(expanded) ? path.resolve(expanded) : path.resolve(nodeCwd(p, 'give an absolute checkpointsDirectory'), expanded)
+  return absolutePath(expandTilde(p), 'checkpointsDirectory')
 }
 
 /**
@@ -56,8 +41,7 @@ function absoluteCheckpoints(p) {
  */
 function sandboxDirectory(sandbox) {
   const wd = sandbox ? sandbox.workingDirectory : undefined
-  if (typeof wd !== 'string') return nodeCwd('.', 'give the sandbox a workingDirectory')
-  return path.isAbsolute(wd) ? path.resolve(wd) : path.resolve(nodeCwd(wd, 'give the sandbox an absolute workingDirectory'), wd)
+  return absolutePath(typeof wd === 'string' ? wd : '.', 'workingDirectory')
 }
 
 /**

@@ -53,6 +53,15 @@ pub fn manager_working_directory(env: &Env, options: Unknown<'_>) -> napi::Resul
         .map_err(|e| js_error(env, e))
 }
 
+/// `path` made absolute against Node's working directory, or InvalidProcessCwdError naming
+/// `option` when that directory is gone: the JS layer's paths resolve by the core's rule.
+#[napi]
+pub fn absolute_path(env: &Env, path: String, option: String) -> napi::Result<String> {
+    request::from_node_cwd(&path, &option, std::env::current_dir)
+        .map(|p| p.display().to_string())
+        .map_err(|e| js_error(env, e))
+}
+
 /// A manager's resolved log options: where its processes' logs are written and how they rotate.
 #[napi(object)]
 pub struct NativeLogFiles {

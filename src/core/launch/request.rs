@@ -214,24 +214,31 @@ pub fn manager(v: &Value, cwd: impl FnOnce() -> std::io::Result<PathBuf>) -> Cor
         }
     }
     env_object(v.get("env"))?;
-    let node_cwd = |given: &str| {
-        cwd().map_err(|e| CoreError::InvalidCwd {
-            path: given.into(),
-            reason: format!(
-                "it resolves against the working directory of this Node process, which is not available ({}); \
-                 give an absolute workingDirectory",
-                e.raw_os_error().map(crate::core::error::errno_name).unwrap_or_else(|| e.to_string())
-            ),
-        })
-    };
     match v.get("workingDirectory") {
-        Value::Undefined => node_cwd("."),
-        Value::String(s) if Path::new(s).is_absolute() => Ok(resolve(Path::new("/"), s)),
-        Value::String(s) => Ok(resolve(&node_cwd(s)?, s)),
+        Value::Undefined => from_node_cwd(".", "workingDirectory", cwd),
+        Value::String(s) => from_node_cwd(s, "workingDirectory", cwd),
         other => {
             Err(CoreError::InvalidCwd { path: other.describe(), reason: "workingDirectory must be a string".into() })
         }
     }
+}
+
+/// `given` made absolute against Node's working directory (`cwd`, asked only for a relative
+/// path). When that directory is gone (deleted under the process) the error says to give an
+/// absolute `option` instead: every path option of procvisor resolves by this one rule.
+pub fn from_node_cwd(given: &str, option: &str, cwd: impl FnOnce() -> std::io::Result<PathBuf>) -> CoreResult<PathBuf> {
+    if Path::new(given).is_absolute() {
+        return Ok(resolve(Path::new("/"), given));
+    }
+    let base = cwd().map_err(|e| CoreError::InvalidCwd {
+        path: given.into(),
+        reason: format!(
+            "it resolves against the working directory of this Node process, which is not available ({}); \
+             give an absolute {option}",
+            e.raw_os_error().map(crate::core::error::errno_name).unwrap_or_else(|| e.to_string())
+        ),
+    })?;
+    Ok(resolve(&base, given))
 }
 
 #[cfg(test)]

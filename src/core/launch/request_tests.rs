@@ -141,6 +141,15 @@ fn a_manager_asks_for_the_node_cwd_only_when_it_needs_it() {
 }
 
 #[test]
+fn a_path_that_needs_a_gone_node_cwd_names_its_option_as_the_fix() {
+    let gone = || Err(std::io::Error::from_raw_os_error(2));
+    let e = from_node_cwd("cks", "checkpointsDirectory", gone).unwrap_err();
+    assert_eq!(e.code(), "INVALID_PROCESS_CWD");
+    assert!(e.to_string().ends_with("(ENOENT); give an absolute checkpointsDirectory"), "{e}");
+    assert_eq!(from_node_cwd("/a/./b/../c", "x", gone).unwrap(), PathBuf::from("/a/c"));
+}
+
+#[test]
 fn a_face_is_known_by_the_name_the_js_layer_gives_it() {
     assert_eq!(Face::from_name("shell"), Some(Face::Shell));
     assert_eq!(Face::from_name("argv"), Some(Face::Argv));
