@@ -1,29 +1,17 @@
 // A command cut off by the end of the sandbox's lifetime (`timeoutMs` of the sandbox) reports
 // like a command cut off by its own `timeout` does in Mastra: exit code 124, `timedOut` and
 // `killed`, and a note on stderr, which here says it was the sandbox's lifetime. A process that
-// ended before, by itself or by a kill, keeps its own result.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+// ended before, by itself or by a kill, keeps its own result. On both procvisor backends.
+import { it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as fs from 'node:fs'
-import * as path from 'node:path'
-import { eventually, tempDir } from './helpers.mjs'
-import { sandboxMaker } from './backends.mjs'
-
-let tmp
-const made = []
-const make = sandboxMaker(made, () => ({ workingDirectory: path.join(tmp, 'wd') }))
-
-beforeEach(() => {
-  tmp = tempDir('procvisor-lifetime-end-')
-})
-afterEach(async () => {
-  for (const sb of made.splice(0)) await sb._destroy().catch(() => {})
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+import { eventually } from './helpers.mjs'
+import { describeBackends, perTest } from './backends.mjs'
 
 const note = (ms) => `\nProcess killed: the sandbox's lifetime (timeoutMs) of ${ms} ms ended`
 
-describe('the end of a sandbox’s lifetime, as a command sees it', { timeout: 30000 }, () => {
+describeBackends('the end of a sandbox’s lifetime, as a command sees it', ['native', 'persistent'], { timeout: 30000 }, (backend) => {
+  const make = perTest(backend, { prefix: 'procvisor-lifetime-end-' }).make
+
   it('reports like a per-command timeout: 124, timedOut, killed, a note on stderr that says why', async () => {
     const sb = make({ timeoutMs: 1500 })
     await sb.start()
