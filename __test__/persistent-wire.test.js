@@ -4,6 +4,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const protocol = require('../lib/persistent/wire/protocol')
+const { FrameReader } = require('../lib/persistent/wire/reader')
 
 /** Counts the bytes Buffer.concat copies while `fn` runs. */
 function copiedBytes(fn) {
@@ -25,7 +26,7 @@ test('a frame fed in many small pieces is reassembled once, not copied again at 
   const text = 'x'.repeat(4 * 1024 * 1024)
   const frame = protocol.encode({ t: 'event', data: text })
   const { result, bytes } = copiedBytes(() => {
-    const reader = new protocol.FrameReader()
+    const reader = new FrameReader()
     const out = []
     for (let i = 0; i < frame.length; i += 1024) out.push(...reader.push(frame.subarray(i, i + 1024)))
     return out
@@ -39,7 +40,7 @@ test('frames cut anywhere, several to a piece or one split across pieces, arrive
   const messages = Array.from({ length: 50 }, (_, i) => ({ t: 'event', i, data: 'é'.repeat(i * 37) }))
   const bytes = Buffer.concat(messages.map(protocol.encode))
   for (const size of [1, 2, 3, 5, 7, 64, 1000, bytes.length]) {
-    const reader = new protocol.FrameReader()
+    const reader = new FrameReader()
     const out = []
     for (let i = 0; i < bytes.length; i += size) out.push(...reader.push(bytes.subarray(i, i + size)))
     assert.deepEqual(out, messages, `pieces of ${size} bytes`)
@@ -49,16 +50,16 @@ test('frames cut anywhere, several to a piece or one split across pieces, arrive
 test('a length over the limit or a body that is not JSON is a protocol error, before any allocation', () => {
   const huge = Buffer.alloc(4)
   huge.writeUInt32BE(protocol.MAX_FRAME + 1, 0)
-  assert.throws(() => new protocol.FrameReader().push(huge), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH')
+  assert.throws(() => new FrameReader().push(huge), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH')
   const bad = Buffer.from('\0\0\0\x03{x}', 'latin1')
-  assert.throws(() => new protocol.FrameReader().push(bad), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH' && /JSON/.test(e.message))
+  assert.throws(() => new FrameReader().push(bad), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH' && /JSON/.test(e.message))
 })
 
 test('a frame of output fed in many small pieces is reassembled once, its bytes as they were', () => {
   const data = Buffer.alloc(4 * 1024 * 1024, 0xe9)
   const frame = Buffer.concat([protocol.outHead(4242, 1, data.length), data])
   const { result, bytes } = copiedBytes(() => {
-    const reader = new protocol.FrameReader()
+    const reader = new FrameReader()
     const out = []
     for (let i = 0; i < frame.length; i += 1000) out.push(...reader.push(frame.subarray(i, i + 1000)))
     return out
@@ -83,7 +84,7 @@ test('every kind of frame, cut anywhere, arrives whole and in order: JSON, outpu
   ]
   const bytes = Buffer.concat(frames)
   for (const size of [1, 2, 3, 7, 64, bytes.length]) {
-    const reader = new protocol.FrameReader()
+    const reader = new FrameReader()
     const out = []
     for (let i = 0; i < bytes.length; i += size) out.push(...reader.push(bytes.subarray(i, i + size)))
     assert.equal(out.length, 5, `pieces of ${size} bytes`)
@@ -123,11 +124,63 @@ test('a frame that is not what its kind says is a protocol error, and nothing is
     ['a BLOB of no JSON object', blobOf('7', Buffer.alloc(1))],
   ]
   for (const [what, bytes] of cases) {
-    assert.throws(() => new protocol.FrameReader().push(bytes), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH', what)
+    assert.throws(() => new FrameReader().push(bytes), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH', what)
   }
   // A `$bin` in a frame of plain JSON is not bytes: it stays the object it is.
-  const [plain] = new protocol.FrameReader().push(protocol.encode({ data: { $bin: [0, 1] } }))
+  const [plain] = new FrameReader().push(protocol.encode({ data: { $bin: [0, 1] } }))
   assert.deepEqual(plain, { data: { $bin: [0, 1] } })
+})
+
+test("the client's reading into one reused buffer gives what the supervisor's reading gives: output in pieces, the rest whole, with the same checks", () => {
+  const { attachments, encodeValue, decodeValue } = require('../lib/persistent/wire/values')
+  const att = attachments()
+  const value = encodeValue({ events: [{ data: Buffer.from('héllo') }] }, att)
+  const blob = protocol.body({ t: 'log', s: 3, events: value.events }, att)
+  const output = Buffer.alloc(70_000, 0x61)
+  const bytes = Buffer.concat([
+    protocol.encode({ t: 'event', pid: '7', kind: 'exit', result: { exitCode: 0 } }),
+    protocol.outHead(7, 1, output.length),
+    output,
+    protocol.credit(0, 1 << 20),
+    Buffer.concat([protocol.lengthOf(blob.reduce((n, b) => n + b.length, 0)), ...blob]),
+    Buffer.concat(protocol.part(9, Buffer.from('{"t":'))),
+  ])
+  const whole = new FrameReader().push(bytes)
+  for (const size of [1, 3, 7, 64, 4096, bytes.length]) {
+    const reader = new FrameReader({ reused: true })
+    const buffer = Buffer.alloc(size)
+    const out = []
+    let text = Buffer.alloc(0)
+    for (let i = 0; i < bytes.length; i += size) {
+      const n = bytes.copy(buffer, 0, i, i + size)
+      for (const m of reader.push(buffer.subarray(0, n))) {
+        // Output is a view valid during push only: read now; the rest must outlive the buffer.
+        if (m.t === 'out') {
+          assert.deepEqual([m.pid, m.stream], [7, 1])
+          text = Buffer.concat([text, m.data])
+          if (out.at(-1)?.t !== 'out') out.push({ t: 'out' })
+        } else out.push(m)
+      }
+      buffer.fill(0xff)
+    }
+    assert.ok(text.equals(output), `pieces of ${size} bytes`)
+    assert.equal(out.length, whole.length, `pieces of ${size} bytes`)
+    assert.deepEqual(out[0], whole[0])
+    assert.deepEqual(out[2], whole[2])
+    assert.equal(decodeValue(out[3].events)[0].data.toString(), 'héllo')
+    assert.equal(out[4].data.toString(), '{"t":')
+  }
+  // A broken head is refused by either before its body comes: a length over the limit, no
+  // bytes, an unknown kind, output too short for its stream and pid.
+  const heads = [[protocol.MAX_FRAME + 1, 0x7b], [0, 0x7b], [100, 0x09], [3, protocol.KIND.OUT]]
+  for (const [len, kind] of heads) {
+    const head = Buffer.alloc(5)
+    head.writeUInt32BE(len, 0)
+    head[4] = kind
+    for (const reused of [false, true]) {
+      assert.throws(() => new FrameReader({ reused }).push(head), (e) => e.code === 'SANDBOX_PROTOCOL_MISMATCH', `${len} ${kind} reused ${reused}`)
+    }
+  }
 })
 
 test('a reply sent in parts is joined back into that reply; parts that are not one are a typed error for that call', () => {

@@ -14,6 +14,7 @@ import { privateSockets } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
+const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
 privateSockets()
 const BIN = path.join(ROOT, 'bin/procvisor.js')
@@ -38,7 +39,7 @@ function cli(args, { env = {}, killAfter = 20_000 } = {}) {
 async function silentSupervisor(id) {
   const calls = []
   const server = net.createServer((socket) => {
-    const frames = new protocol.FrameReader()
+    const frames = new FrameReader()
     let greeted = false
     socket.on('error', () => {})
     socket.on('data', (d) => {

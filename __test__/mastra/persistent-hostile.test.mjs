@@ -15,6 +15,7 @@ import { sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
+const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
 const sandboxes = sandboxesPerTest('hostile')
 const freshId = () => `hostile-${randomBytes(6).toString('hex')}`
@@ -28,7 +29,7 @@ const started = () => sandboxes.start()
  */
 function raw(socketPath) {
   const socket = net.connect(socketPath)
-  const frames = new protocol.FrameReader()
+  const frames = new FrameReader()
   const queue = []
   const waiting = []
   const deliver = (m) => (waiting.length ? waiting.shift()(m) : queue.push(m))

@@ -15,6 +15,7 @@ import { sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
+const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 const { attachments, encodeValue } = require('../../lib/persistent/wire/values.js')
 
 const MiB = 1024 * 1024
@@ -64,7 +65,7 @@ async function silent(socketPath) {
   await once(socket, 'connect')
   const closed = new Promise((r) => socket.once('close', r))
   socket.write(protocol.encode(protocol.hello()))
-  const frames = new protocol.FrameReader()
+  const frames = new FrameReader()
   await new Promise((resolve) => {
     const onData = (d) => {
       if (frames.push(d).length === 0) return

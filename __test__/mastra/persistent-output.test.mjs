@@ -13,6 +13,7 @@ import { sandboxMaker } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
+const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
 let tmp
 let made = []
@@ -78,7 +79,7 @@ describe('the output of a persistent sandbox', () => {
     // A client of the wire gets the bytes themselves, in OUT frames, no text in between.
     const socket = net.connect(sb._conn.socketPath)
     await new Promise((r) => socket.once('connect', r))
-    const frames = new protocol.FrameReader()
+    const frames = new FrameReader()
     const got = []
     let exit
     const done = new Promise((resolve) => {
@@ -128,7 +129,7 @@ describe('the output of a persistent sandbox', () => {
     await h.wait()
     const socket = net.connect(sb._conn.socketPath)
     await new Promise((r) => socket.once('connect', r))
-    const frames = new protocol.FrameReader()
+    const frames = new FrameReader()
     const got = []
     let answered
     const listed = new Promise((r) => (answered = r))

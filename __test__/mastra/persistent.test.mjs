@@ -18,6 +18,7 @@ import { sandboxMaker } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
+const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 const { Connection } = require('../../lib/persistent/client/client.js')
 const { readablePackageCopy } = require('../helpers.js')
 
@@ -90,9 +91,10 @@ function asNobody(pkg, sock) {
   const script = `
     const net = require('node:net')
     const protocol = require(${JSON.stringify(path.join(pkg, 'lib/persistent/wire/protocol.js'))})
+    const { FrameReader } = require(${JSON.stringify(path.join(pkg, 'lib/persistent/wire/reader.js'))})
     const { Connection } = require(${JSON.stringify(path.join(pkg, 'lib/persistent/client/client.js'))})
     const s = net.connect(${JSON.stringify(sock)})
-    const frames = new protocol.FrameReader()
+    const frames = new FrameReader()
     s.on('connect', () => s.write(protocol.encode(protocol.hello())))
     s.on('data', (d) => {
       const [frame] = frames.push(d)
@@ -310,7 +312,7 @@ describe('persistent sandboxes', () => {
     await sb.start()
     const refusal = await new Promise((resolve, reject) => {
       const s = net.connect(socketOf(id))
-      const frames = new protocol.FrameReader()
+      const frames = new FrameReader()
       s.on('connect', () => s.write(protocol.encode({ t: 'hello', protocol: protocol.PROTOCOL + 1, version: '99.0.0' })))
       s.on('data', (d) => {
         const [m] = frames.push(d)

@@ -14,7 +14,7 @@ const errors = require('../../native/errors')
 const protocol = require('../wire/protocol')
 const { attachments, encodeValue, decodeValue } = require('../wire/values')
 const { Inbox, openLogs } = require('./inbox')
-const { ChunkReader } = require('../wire/reader')
+const { FrameReader } = require('../wire/reader')
 const { InputGate } = require('./input')
 const { logPathOf, lockHeld } = require('../wire/location')
 
@@ -66,7 +66,7 @@ class Connection extends EventEmitter {
     this.closed = false
     this.lostError = undefined
     this.ended = undefined
-    this.frames = new ChunkReader()
+    this.frames = new FrameReader({ reused: true })
     this.greeted = false
     this.subscribers = new Map()
     this.inbox = new Inbox(this)

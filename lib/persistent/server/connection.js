@@ -9,6 +9,7 @@ const protocol = require('../wire/protocol')
 const calls = require('./calls')
 const { attachments, encodeValue } = require('../wire/values')
 const { Feed } = require('./feed')
+const { FrameReader } = require('../wire/reader')
 
 const { SANDBOX_PROTOCOL_MISMATCH } = errors.codes
 
@@ -222,7 +223,7 @@ class Client {
  */
 function serveSocket(socket, host) {
   const client = new Client(socket)
-  const frames = new protocol.FrameReader()
+  const frames = new FrameReader()
   socket.on('data', (chunk) => {
     if (client.refused) return
     let messages

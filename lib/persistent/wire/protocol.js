@@ -21,8 +21,10 @@
 // The first frame each way is a JSON hello that names the protocol and the package version; a
 // side that speaks another protocol is refused with a typed error before any other frame is
 // read, so two versions never misread each other. Every length is checked against the frame it
-// is in before anything is allocated. The supervisor's socket lives in a directory only its user
-// can enter, and the supervisor also checks each client's uid with the kernel (SO_PEERCRED).
+// is in before anything is allocated; both sides read frames out of the byte stream with one
+// reader (reader.js), which reads a body here (`decodeBody`). The supervisor's socket lives in a
+// directory only its user can enter, and the supervisor also checks each client's uid with the
+// kernel (SO_PEERCRED).
 
 const errors = require('../../native/errors')
 
@@ -186,71 +188,6 @@ function joinParts(parts, id) {
   return { t: 'reply', id, error: fromError(protocolError(`the parts of the reply to call ${id} are not that reply`)) }
 }
 
-/**
- * Reassembles frames from a byte stream. `push` returns the messages completed by `chunk`. The
- * pieces of a frame are kept as they came and joined once, when the frame is complete: joining
- * them at every piece made a large frame cost the square of its number of pieces.
- */
-class FrameReader {
-  constructor() {
-    this.chunks = []
-    this.size = 0
-    /** The body length of the frame being read, once its 4-byte head is in. */
-    this.need = -1
-  }
-
-  push(chunk) {
-    if (chunk.length > 0) {
-      this.chunks.push(chunk)
-      this.size += chunk.length
-    }
-    const out = []
-    for (;;) {
-      if (this.need < 0) {
-        if (this.size < 4) break
-        const len = this.take(4).readUInt32BE(0)
-        if (len > MAX_FRAME) throw protocolError(`a frame of ${len} bytes is over the limit of ${MAX_FRAME}`)
-        this.need = len
-      }
-      if (this.size < this.need) break
-      const b = this.take(this.need)
-      this.need = -1
-      out.push(decodeBody(b))
-    }
-    return out
-  }
-
-  /** The next `n` bytes (all buffered): a view when one piece holds them, else one copy. */
-  take(n) {
-    const first = this.chunks[0]
-    let out
-    if (n === 0) {
-      out = Buffer.alloc(0)
-    } else if (first.length >= n) {
-      out = first.subarray(0, n)
-      if (first.length === n) this.chunks.shift()
-      else this.chunks[0] = first.subarray(n)
-    } else {
-      const parts = []
-      let got = 0
-      while (got < n) {
-        const c = this.chunks[0]
-        if (got + c.length <= n) {
-          parts.push(this.chunks.shift())
-          got += c.length
-        } else {
-          parts.push(c.subarray(0, n - got))
-          this.chunks[0] = c.subarray(n - got)
-          got = n
-        }
-      }
-      out = Buffer.concat(parts, n)
-    }
-    this.size -= n
-    return out
-  }
-}
-
 const batched = Symbol('writes batched')
 
 /**
@@ -327,7 +264,6 @@ module.exports = {
   part,
   decodeBody,
   joinParts,
-  FrameReader,
   batch,
   flush,
   hello,
