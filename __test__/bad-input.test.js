@@ -97,6 +97,15 @@ const BAD_LIMITS = [
   ['a string value', { processes: '10' }],
   ['2^64', { openFiles: 2 ** 64 }],
 ]
+/** `{ k: { k: … 'x' } }`, `levels` objects deep. */
+const nested = (levels) => Array.from({ length: levels }).reduce((v) => ({ k: v }), 'x')
+const selfHeld = () => {
+  const o = {}
+  o.a = o
+  o.b = o
+  return o
+}
+
 const BAD_MS = [
   ['-1', -1],
   ['NaN', NaN],
@@ -171,6 +180,10 @@ const rows = [
   ]),
   ...BAD_LIMITS.map(([n, limits]) => [`spawn limits ${n}`, (c) => c.pm.spawn('true', { limits }), OPT]),
   ['spawn limits openFiles 2^53 - 1: capped at the hard limit', (c) => c.pm.spawn('exit 0', { limits: { openFiles: Number.MAX_SAFE_INTEGER } }), exitsWith(0)],
+  ['spawn env nested 64 deep', (c) => c.pm.spawn('true', { env: nested(64) }), OPT],
+  ['spawn options with a value nested 64 deep', (c) => c.pm.spawn('true', { extra: nested(64) }), OPT],
+  ['spawn options with a value that contains itself', (c) => c.pm.spawn('true', { extra: selfHeld() }), OPT],
+  ['spawn with an unknown option nested 30 deep: ignored, runs', (c) => c.pm.spawn('exit 0', { extra: nested(30) }), exitsWith(0)],
   ['spawn argv []', (c) => c.pm.spawn('x', { argv: [] }), CMD],
   ["spawn argv 'ls'", (c) => c.pm.spawn('x', { argv: 'ls' }), CMD],
   ['spawn argv [1]', (c) => c.pm.spawn('x', { argv: [1] }), CMD],
@@ -250,6 +263,10 @@ const rows = [
   ['exec cwd is a file', (c) => c.pm.exec(['true'], { cwd: file }), CWD],
   ...BAD_ENVS.map(([n, env]) => [`exec env ${n}`, (c) => c.pm.exec(['true'], { env }), ENV]),
   ...BAD_LIMITS.map(([n, limits]) => [`exec limits ${n}`, (c) => c.pm.exec(['true'], { limits }), OPT]),
+  ['exec env nested 64 deep', (c) => c.pm.exec(['true'], { env: nested(64) }), OPT],
+  ['exec limits nested 64 deep', (c) => c.pm.exec(['true'], { limits: nested(64) }), OPT],
+  ['exec argv nested 64 deep', (c) => c.pm.exec([nested(64)]), OPT],
+  ['exec readiness that contains itself', (c) => c.pm.exec(['true'], { readiness: selfHeld() }), OPT],
 
   // getProcess / listProcesses: never throw
   ...[['42', 42], ['undefined', undefined], ["'nope'", 'nope'], ['{}', {}]].map(([n, v]) => [`getProcess(${n}): null`, (c) => c.pm.getProcess(v), ok((r) => assert.equal(r, null))]),
@@ -374,6 +391,14 @@ for (const [what, call, expected] of rows) {
     assert.equal(out.stdout, 'still works\n')
   })
 }
+
+test('a request nested too deep names the option that holds it, and says why', async () => {
+  await assert.rejects(ctx.pm.exec(['true'], { env: nested(64) }), (e) => {
+    assert.ok(e instanceof procvisor.InvalidProcessOptionError)
+    assert.match(e.message, /options\.env is nested too deep: more than \d+ levels of objects and arrays/)
+    return true
+  })
+})
 
 test('after the whole table: the running processes are untouched and a new manager works', async () => {
   assert.equal((await ctx.p.status()).state, 'running')

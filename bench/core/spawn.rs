@@ -45,11 +45,13 @@ fn main() {
         .expect("runtime");
     let containment = std::env::args().nth(5).unwrap_or_else(|| "cgroup".into());
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-    let json = format!(
-        "{{\"command\":[\"/bin/true\"],\"env\":[{{\"PATH\":{path:?}}}],\"cwd\":{:?},\"containment\":{containment:?}}}",
-        std::env::temp_dir().display().to_string()
-    );
-    let req = Value::from_json(&json).expect("the request is JSON");
+    let req = request::Request {
+        command: Value::Array(vec![Value::String("/bin/true".into())]),
+        env: vec![Value::Object(vec![("PATH".into(), Value::String(path))])],
+        cwd: std::env::temp_dir().display().to_string(),
+        containment: Some(containment.clone()),
+        ..request::Request::default()
+    };
     let (tx, rx) = mpsc::channel::<Event>();
     let launch = |tx: mpsc::Sender<Event>| {
         let req = req.clone();

@@ -1,6 +1,6 @@
 'use strict'
 // lib/process/: the process model over the native core. One ProcessCore per process (here) with
-// its listener pump, stdout reader and launch wire; observe.js reads a core (status, logs, waits);
+// its listener pump and stdout reader; observe.js reads a core (status, logs, waits);
 // mastra-rules.js holds Mastra's rules for a process wherever it runs, as the core applies them.
 // Requires lib/native/ only.
 //
@@ -15,7 +15,6 @@ const errors = require('../native/errors')
 const { mastraExitCode, timeoutNote, checkNotExited } = require('./mastra-rules')
 const { scheduleDrain, listenersOf } = require('./listener-pump')
 const { readerOf, holdUntilNextTurn } = require('./stdout-reader')
-const { wire } = require('./request-wire')
 const { STDIN_BACKLOG, StdinQueue } = require('./stdin-queue')
 const observe = require('./observe')
 const { PORT } = require('./port')
@@ -283,7 +282,7 @@ function launch(face, request, meta, listeners = [], holdForReader = false) {
   const wake = listeners.length > 0 ? () => core && scheduleDrain(core) : undefined
   let launched
   try {
-    launched = binding.spawnProcess(face, wire(request), realm, wake, holdForReader)
+    launched = binding.spawnProcess(face, request, realm, wake, holdForReader)
   } catch (e) {
     // A request the conversion refuses rejects, as every other launch error does.
     return Promise.reject(e)

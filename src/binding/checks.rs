@@ -2,6 +2,7 @@
 //! duration, a manager's options), and the numeric arguments of the native methods.
 
 use super::error::js_error;
+// Any JS value the user gave (a signal, a manager's options): the core names a bad one as JS would.
 use super::value::value_of;
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::launch::{options, request};

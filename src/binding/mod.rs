@@ -6,6 +6,7 @@
 //! The modules use one another one way, from the bottom up (each may use those above it):
 //! - `settler` (a realm's one threadsafe function), `loop_reader`, `bytes`, `value`: none of
 //!   the others.
+//! - `request`: the launch request, typed; uses `value`.
 //! - `realm`: what the addon keeps per JS environment; uses `settler`, `loop_reader`.
 //! - `error`: a core error as the typed JS error the realm's factory builds; uses `realm`.
 //! - `settle`: the realm's promises; uses `realm`, `settler`, `error`.
@@ -24,6 +25,7 @@ mod persistent;
 mod probe;
 mod process;
 mod realm;
+mod request;
 mod runtime;
 mod settle;
 mod settler;
@@ -37,4 +39,5 @@ pub use persistent::*;
 pub use probe::*;
 pub use process::*;
 pub use realm::*;
+pub use request::*;
 pub use snapshot::*;

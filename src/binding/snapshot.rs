@@ -4,6 +4,7 @@
 
 use super::error::js_error;
 use super::realm::Realm;
+// A sandbox's options as the user gave them: the core names a bad value as JS would.
 use super::value::value_of;
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::snapshot::{self, Report};

@@ -1,13 +1,13 @@
 //! JS value → core `Value`: conversion only. The meaning is read by the core.
 
-use crate::core::value::Value;
-use napi::bindgen_prelude::{Array, Object, Unknown, ValueType};
-use napi::JsValue;
+use crate::core::value::{Value, MAX_DEPTH};
+use napi::bindgen_prelude::{Array, FromNapiValue, Object, TypeName, Unknown, ValidateNapiValue, ValueType};
+use napi::{check_status, sys, JsValue};
 
-/// How deep objects are followed: a launch request is `{ options: { env: { NAME: value } } }`.
-const DEPTH: u32 = 4;
-
-fn to_value(v: &Unknown, depth: u32) -> napi::Result<Value> {
+/// `outer`: the objects and arrays that hold this value, outermost first. Past `MAX_DEPTH` of
+/// them, or where the value is one of them, it is not read: a value that holds itself twice would
+/// otherwise be read 2^MAX_DEPTH times.
+fn to_value(v: &Unknown, outer: &mut Vec<sys::napi_value>) -> napi::Result<Value> {
     // SAFETY (each cast): the value's type was just checked to be the one cast to.
     Ok(match v.get_type()? {
         ValueType::Undefined => Value::Undefined,
@@ -18,72 +18,80 @@ fn to_value(v: &Unknown, depth: u32) -> napi::Result<Value> {
         ValueType::Function => Value::Function,
         ValueType::Symbol => Value::Other("symbol"),
         ValueType::BigInt => Value::Other("bigint"),
-        ValueType::Object if v.is_array()? => {
-            let arr = unsafe { v.cast::<Array>()? };
-            let mut items = Vec::new();
-            if depth > 0 {
-                for i in 0..arr.len() {
-                    items.push(match arr.get::<Unknown>(i)? {
-                        Some(item) => to_value(&item, depth - 1)?,
-                        None => Value::Undefined,
-                    });
-                }
-            }
-            Value::Array(items)
-        }
+        ValueType::Object if outer.len() as u32 >= MAX_DEPTH || holds(v, outer)? => Value::TooDeep,
         ValueType::Object => {
-            let obj = unsafe { v.cast::<Object>()? };
-            let mut props = Vec::new();
-            if depth > 0 {
-                for key in Object::keys(&obj)? {
-                    let value = match obj.get::<Unknown>(&key)? {
-                        Some(item) => to_value(&item, depth - 1)?,
-                        None => Value::Undefined,
-                    };
-                    props.push((key, value));
-                }
-            }
-            Value::Object(props)
+            outer.push(v.raw());
+            let read = if v.is_array()? { array(v, outer) } else { object(v, outer) };
+            outer.pop();
+            read?
         }
         _ => Value::Other("object"),
     })
 }
 
-/// A whole request or option value.
-pub(crate) fn value_of(v: &Unknown) -> napi::Result<Value> {
-    to_value(v, DEPTH)
+fn array(v: &Unknown, outer: &mut Vec<sys::napi_value>) -> napi::Result<Value> {
+    // SAFETY: the caller checked it is an array.
+    let arr = unsafe { v.cast::<Array>()? };
+    let mut items = Vec::with_capacity(arr.len() as usize);
+    for i in 0..arr.len() {
+        items.push(match arr.get::<Unknown>(i)? {
+            Some(item) => to_value(&item, outer)?,
+            None => Value::Undefined,
+        });
+    }
+    Ok(Value::Array(items))
 }
 
-/// The fields of a launch request, which the JS layer builds: read by name, where the generic walk
-/// lists the keys first and converts each name twice (a third of a launch call's native time).
-const REQUEST_FIELDS: [&str; 6] = ["command", "options", "env", "cwd", "containment", "logFiles"];
-
-/// A launch request (`{ command, options, env, cwd, containment, logFiles }`) as a `Value`: the object,
-/// or its JSON text where the JS layer found JSON faithful to it (`wire` in `lib/process/request-wire.js`): one
-/// string crosses instead of a walk of the object one napi call at a time, which took about
-/// 15 µs of the JS thread per launch.
-pub(crate) fn request_of(v: &Unknown) -> napi::Result<Value> {
-    if v.get_type()? == ValueType::String {
-        // SAFETY: checked just above to be a string.
-        let text = unsafe { v.cast::<String>()? };
-        // Its fields are read by name: an absent one reads as `undefined`, as in the object.
-        return match Value::from_json(&text) {
-            Some(request @ Value::Object(_)) => Ok(request),
-            _ => Err(napi::Error::from_reason("procvisor: malformed launch request")),
-        };
-    }
-    if v.get_type()? != ValueType::Object || v.is_array()? {
-        return value_of(v);
-    }
-    // SAFETY: checked just above to be a non-array object.
+fn object(v: &Unknown, outer: &mut Vec<sys::napi_value>) -> napi::Result<Value> {
+    // SAFETY: the caller checked it is an object.
     let obj = unsafe { v.cast::<Object>()? };
-    let mut props = Vec::with_capacity(REQUEST_FIELDS.len());
-    for key in REQUEST_FIELDS {
-        let value = match obj.get::<Unknown>(key)? {
-            Some(item) => to_value(&item, DEPTH - 1)?,
+    let mut props = Vec::new();
+    for key in Object::keys(&obj)? {
+        let value = match obj.get::<Unknown>(&key)? {
+            Some(item) => to_value(&item, outer)?,
             None => Value::Undefined,
         };
-        props.push((key.to_string(), value));
+        props.push((key, value));
     }
     Ok(Value::Object(props))
 }
+
+/// Whether `v` is one of the objects that hold it.
+fn holds(v: &Unknown, outer: &[sys::napi_value]) -> napi::Result<bool> {
+    let env = v.value().env;
+    for &o in outer {
+        let mut same = false;
+        // SAFETY: both are handles of this call's scope.
+        check_status!(unsafe { sys::napi_strict_equals(env, o, v.raw(), &mut same) })?;
+        if same {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Any JS value, for the core's rules to read (a signal, a manager's options, a window size).
+pub(crate) fn value_of(v: &Unknown) -> napi::Result<Value> {
+    to_value(v, &mut Vec::new())
+}
+
+/// A field of a typed object that the core reads as JS gave it (`unknown` to TypeScript).
+pub struct Loose(pub Value);
+
+impl FromNapiValue for Loose {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        Ok(Loose(value_of(&Unknown::from_napi_value(env, v)?)?))
+    }
+}
+
+impl TypeName for Loose {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ValidateNapiValue for Loose {}

@@ -3,8 +3,9 @@
 //! launches, `group::check_signal` for signals) read it here, in one place, and name a bad value
 //! in the error the way JS would print it.
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub enum Value {
+    #[default]
     Undefined,
     Null,
     Bool(bool),
@@ -16,14 +17,17 @@ pub enum Value {
     Function,
     /// Anything else, by its `typeof` (symbol, bigint).
     Other(&'static str),
+    /// An object or array past `MAX_DEPTH` levels, or one inside itself, not read: a launch that
+    /// holds one is refused rather than read cut short.
+    TooDeep,
 }
 
-impl Value {
-    /// JSON text, as `JSON.stringify` writes it, as a `Value`; None when it is not JSON.
-    pub fn from_json(text: &str) -> Option<Value> {
-        json::parse(text)
-    }
+/// How many levels of objects and arrays of a value are read, the value itself the first: a
+/// launch's options need four (`readiness.http.status.min`), and one that refers to itself
+/// would otherwise be read forever.
+pub const MAX_DEPTH: u32 = 32;
 
+impl Value {
     /// Absent: `undefined` or `null`, which options treat alike.
     pub fn is_absent(&self) -> bool {
         matches!(self, Value::Undefined | Value::Null)
@@ -52,7 +56,21 @@ impl Value {
             Value::Object(_) => "object".into(),
             Value::Function => "function".into(),
             Value::Other(kind) => (*kind).into(),
+            Value::TooDeep => "a value nested too deep".into(),
         }
+    }
+
+    /// Where a part nested past `MAX_DEPTH` is, as the keys (or indices) that lead to it.
+    pub fn too_deep_at(&self) -> Option<Vec<String>> {
+        let (key, inner) = match self {
+            Value::TooDeep => return Some(Vec::new()),
+            Value::Array(items) => {
+                items.iter().enumerate().find_map(|(i, v)| Some((i.to_string(), v.too_deep_at()?)))?
+            }
+            Value::Object(props) => props.iter().find_map(|(k, v)| Some((k.clone(), v.too_deep_at()?)))?,
+            _ => return None,
+        };
+        Some(std::iter::once(key).chain(inner).collect())
     }
 }
 
@@ -64,198 +82,5 @@ pub fn number(n: f64) -> String {
         "-Infinity".into()
     } else {
         n.to_string()
-    }
-}
-
-/// JSON text (as `JSON.stringify` writes it) → `Value`.
-mod json {
-    use crate::core::value::Value;
-
-    pub(super) fn parse(text: &str) -> Option<Value> {
-        let mut p = Parser { s: text.as_bytes(), at: 0 };
-        let v = p.value()?;
-        p.ws();
-        (p.at == p.s.len()).then_some(v)
-    }
-
-    struct Parser<'a> {
-        s: &'a [u8],
-        at: usize,
-    }
-
-    impl Parser<'_> {
-        fn ws(&mut self) {
-            while self.s.get(self.at).is_some_and(|c| c.is_ascii_whitespace()) {
-                self.at += 1;
-            }
-        }
-
-        fn eat(&mut self, c: u8) -> bool {
-            self.ws();
-            let ok = self.s.get(self.at) == Some(&c);
-            self.at += ok as usize;
-            ok
-        }
-
-        fn word(&mut self, w: &str, v: Value) -> Option<Value> {
-            self.s[self.at..].starts_with(w.as_bytes()).then(|| {
-                self.at += w.len();
-                v
-            })
-        }
-
-        fn value(&mut self) -> Option<Value> {
-            self.ws();
-            match *self.s.get(self.at)? {
-                b'{' => {
-                    self.at += 1;
-                    let mut props = Vec::new();
-                    if self.eat(b'}') {
-                        return Some(Value::Object(props));
-                    }
-                    loop {
-                        self.ws();
-                        let key = self.string()?;
-                        if !self.eat(b':') {
-                            return None;
-                        }
-                        props.push((key, self.value()?));
-                        if self.eat(b'}') {
-                            return Some(Value::Object(props));
-                        }
-                        if !self.eat(b',') {
-                            return None;
-                        }
-                    }
-                }
-                b'[' => {
-                    self.at += 1;
-                    let mut items = Vec::new();
-                    if self.eat(b']') {
-                        return Some(Value::Array(items));
-                    }
-                    loop {
-                        items.push(self.value()?);
-                        if self.eat(b']') {
-                            return Some(Value::Array(items));
-                        }
-                        if !self.eat(b',') {
-                            return None;
-                        }
-                    }
-                }
-                b'"' => self.string().map(Value::String),
-                b't' => self.word("true", Value::Bool(true)),
-                b'f' => self.word("false", Value::Bool(false)),
-                b'n' => self.word("null", Value::Null),
-                _ => {
-                    let start = self.at;
-                    while self
-                        .s
-                        .get(self.at)
-                        .is_some_and(|c| matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
-                    {
-                        self.at += 1;
-                    }
-                    std::str::from_utf8(&self.s[start..self.at]).ok()?.parse().ok().map(Value::Number)
-                }
-            }
-        }
-
-        fn hex4(&mut self) -> Option<u32> {
-            let h = std::str::from_utf8(self.s.get(self.at..self.at + 4)?).ok()?;
-            self.at += 4;
-            u32::from_str_radix(h, 16).ok()
-        }
-
-        /// A string, the cursor on its opening quote.
-        fn string(&mut self) -> Option<String> {
-            if self.s.get(self.at) != Some(&b'"') {
-                return None;
-            }
-            self.at += 1;
-            let mut out = Vec::new();
-            loop {
-                // The run of plain bytes up to the next quote or escape, copied at once.
-                let run = self.s.get(self.at..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
-                out.extend_from_slice(&self.s[self.at..self.at + run]);
-                self.at += run;
-                let c = self.s[self.at];
-                self.at += 1;
-                match c {
-                    b'"' => return String::from_utf8(out).ok(),
-                    b'\\' => {
-                        let e = *self.s.get(self.at)?;
-                        self.at += 1;
-                        let ch = match e {
-                            b'"' => '"',
-                            b'\\' => '\\',
-                            b'/' => '/',
-                            b'b' => '\u{8}',
-                            b'f' => '\u{c}',
-                            b'n' => '\n',
-                            b'r' => '\r',
-                            b't' => '\t',
-                            b'u' => {
-                                let hi = self.hex4()?;
-                                let code = if (0xD800..0xDC00).contains(&hi) && self.s[self.at..].starts_with(b"\\u") {
-                                    let save = self.at;
-                                    self.at += 2;
-                                    match self.hex4()? {
-                                        lo @ 0xDC00..0xE000 => 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00),
-                                        _ => {
-                                            self.at = save;
-                                            hi
-                                        }
-                                    }
-                                } else {
-                                    hi
-                                };
-                                // A lone surrogate reads as U+FFFD, as napi's own UTF-8 conversion has it.
-                                char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
-                            }
-                            _ => return None,
-                        };
-                        out.extend_from_slice(ch.encode_utf8(&mut [0u8; 4]).as_bytes());
-                    }
-                    _ => unreachable!("the run stops at a quote or an escape"),
-                }
-            }
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::parse;
-        use crate::core::value::Value;
-
-        #[test]
-        fn reads_what_json_stringify_writes() {
-            let v = parse(r#"{"command":["/bin/echo","a \"b\"\\ \u00e9 \ud83d\ude00 \ud800 x\n"],"env":[{"PATH":"/bin"}],"n":-1.5e+21,"t":true,"f":false,"z":null,"o":{}}"#)
-                .unwrap();
-            assert_eq!(
-                v.get("command"),
-                &Value::Array(vec![
-                    Value::String("/bin/echo".into()),
-                    Value::String("a \"b\"\\ \u{e9} \u{1f600} \u{fffd} x\n".into())
-                ])
-            );
-            assert_eq!(
-                v.get("env"),
-                &Value::Array(vec![Value::Object(vec![("PATH".into(), Value::String("/bin".into()))])])
-            );
-            assert_eq!(v.get("n"), &Value::Number(-1.5e21));
-            assert_eq!(v.get("t"), &Value::Bool(true));
-            assert_eq!(v.get("f"), &Value::Bool(false));
-            assert_eq!(v.get("z"), &Value::Null);
-            assert_eq!(v.get("o"), &Value::Object(vec![]));
-        }
-
-        #[test]
-        fn refuses_what_is_not_json() {
-            for bad in ["", "{", "[1,]", "{\"a\" 1}", "\"open", "tru", "{\"a\":1} x", "\"\\q\""] {
-                assert_eq!(parse(bad), None, "{bad:?}");
-            }
-        }
     }
 }

@@ -20,8 +20,8 @@ pub use terminal::*;
 use super::checks::{limit, signal_arg};
 use super::error::invalid;
 use super::loop_reader;
+use super::request::LaunchRequest;
 use super::settle::{self, promise};
-use super::value::request_of;
 use crate::core::launch::request::{self, Face};
 use crate::core::supervise::process::{Process, SignalIntent};
 use crate::core::supervise::state::State;
@@ -70,16 +70,16 @@ fn wake_fn(wake: WakeFn) -> Box<dyn Fn() + Send + Sync> {
 
 /// Spawns a process (off the JS thread) and starts supervising it. `face` is `'shell'` (the
 /// Mastra surface's `spawn`), `'argv'` (the Processes API's `exec`) or `'terminal'` (its
-/// `createTerminal`); `request` is `{ command, options, env: [layers], cwd }` as the user gave
-/// them: the core reads their meaning. `onWake`, when given, is called whenever new output is ready for `pumpDrain()`; while it is
-/// installed the child is slowed down rather than letting the pump lose output. `holdOutput`
-/// holds the producer for a byte-stream reader at the start of stdout, from the first byte,
-/// until `setReaderHold` moves or releases it.
+/// `createTerminal`); `request` is the call's values as the user gave them, over the manager's:
+/// the core reads their meaning. `onWake`, when given, is called whenever new output is ready for
+/// `pumpDrain()`; while it is installed the child is slowed down rather than letting the pump
+/// lose output. `holdOutput` holds the producer for a byte-stream reader at the start of stdout,
+/// from the first byte, until `setReaderHold` moves or releases it.
 #[napi(ts_return_type = "Promise<NativeProcess>")]
 pub fn spawn_process<'env>(
     env: &'env Env,
     face: String,
-    request: Unknown<'_>,
+    request: LaunchRequest,
     owner: u32,
     on_wake: Option<WakeFn>,
     hold_output: Option<bool>,
@@ -87,14 +87,14 @@ pub fn spawn_process<'env>(
     let face = Face::from_name(&face).ok_or_else(|| invalid(env, "face", "must be 'shell', 'argv' or 'terminal'"))?;
     // Only the conversion happens on the JS thread; the request's rules are read off it,
     // with the spawn: a bad value still rejects the launch, with its typed error.
-    let value = request_of(&request)?;
+    let request = request::Request::from(request);
     let id = format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
     let lend = on_wake.is_some() && loop_reader::available();
     let pump = on_wake.map(wake_fn);
     let hold = hold_output.unwrap_or(false);
     let (pending, promise) = settle::pending(env)?;
     let launch = move || {
-        let launched = request::parse(face, &value).and_then(|launch| {
+        let launched = request::parse(face, &request).and_then(|launch| {
             let (inner, run) = supervisor::launch(launch.spec, id, owner as u64, pump, hold)?;
             if lend {
                 inner.output.allow_lending();

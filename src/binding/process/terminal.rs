@@ -2,6 +2,7 @@
 
 use super::NativeProcess;
 use crate::binding::error::js_error;
+// `resize(cols, rows)` takes any JS values: the core names a bad one as JS would.
 use crate::binding::value::value_of;
 use crate::core::error::CoreError;
 use crate::core::launch::options;

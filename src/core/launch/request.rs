@@ -8,7 +8,7 @@ use crate::core::error::{CoreError, CoreResult};
 use crate::core::launch::command::{Containment, SpawnSpec, StdinMode};
 use crate::core::launch::options::{argv, cwd, duration, env, env_object, limits, pty, resolve, retained, whole_ms};
 use crate::core::launch::probes;
-use crate::core::value::Value;
+use crate::core::value::{Value, MAX_DEPTH};
 use std::path::{Path, PathBuf};
 
 /// Which face launches: their defaults differ.
@@ -52,12 +52,28 @@ pub struct Launch {
     pub timeout: Option<f64>,
 }
 
-/// The meaning of one launch request:
-/// `{ command, options, env: [layers…], cwd }`, where `cwd` is the manager's working directory
-/// and `env` the layers under the call's own `options.env` (later layers win, `undefined` drops).
-pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
-    let command = req.get("command");
-    let options = req.get("options");
+/// One launch request as the JS layer builds it: the call's own `command` and `options` as the
+/// user gave them, over the manager's side of the launch.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub command: Value,
+    pub options: Value,
+    /// The environment layers under the call's own `options.env` (later layers win, `undefined`
+    /// drops a name).
+    pub env: Vec<Value>,
+    /// The manager's working directory, which the call's `cwd` resolves against.
+    pub cwd: String,
+    /// The manager's containment: `'cgroup'`, else process groups.
+    pub containment: Option<String>,
+    /// The manager's resolved log options (`disk::resolved`), if it writes logs to disk.
+    pub log_files: Value,
+}
+
+/// The meaning of one launch request.
+pub fn parse(face: Face, req: &Request) -> CoreResult<Launch> {
+    too_deep(face, req)?;
+    let command = &req.command;
+    let options = &req.options;
     let o = match options {
         Value::Undefined | Value::Null => &Value::Object(Vec::new()),
         Value::Object(_) => options,
@@ -90,15 +106,8 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
             v => argv("command", v)?,
         },
     };
-    let base = match req.get("cwd") {
-        Value::String(s) => PathBuf::from(s),
-        other => return Err(CoreError::InvalidCwd { path: other.describe(), reason: "not a path".into() }),
-    };
-    let mut spec = SpawnSpec::new(argv, cwd(&base, o.get("cwd"))?);
-    let mut layers: Vec<&Value> = match req.get("env") {
-        Value::Array(l) => l.iter().collect(),
-        _ => Vec::new(),
-    };
+    let mut spec = SpawnSpec::new(argv, cwd(Path::new(&req.cwd), o.get("cwd"))?);
+    let mut layers: Vec<&Value> = req.env.iter().collect();
     layers.push(o.get("env"));
     spec.env = env(&layers)?;
     let timeout = duration("timeout", o.get("timeout"))?;
@@ -168,13 +177,34 @@ pub fn parse(face: Face, req: &Value) -> CoreResult<Launch> {
     spec.probes.readiness = probes::probe("readiness", o.get("readiness"))?;
     spec.probes.liveness = probes::probe("liveness", o.get("liveness"))?;
     spec.shutdown = probes::shutdown(o.get("shutdown"))?;
-    spec.containment = match req.get("containment") {
-        Value::String(c) if c == "cgroup" => Containment::Cgroup,
+    spec.containment = match req.containment.as_deref() {
+        Some("cgroup") => Containment::Cgroup,
         _ => Containment::ProcessGroup,
     };
-    spec.log_files = crate::core::output::disk::resolved(req.get("logFiles"))?;
+    spec.log_files = crate::core::output::disk::resolved(&req.log_files)?;
     spec.validate()?;
     Ok(Launch { spec, timeout: timeout.filter(|t| *t > 0.0) })
+}
+
+/// Refuses a request with a part past `MAX_DEPTH` (see `Value::TooDeep`), named by the option (or
+/// field) that holds it.
+fn too_deep(face: Face, req: &Request) -> CoreResult<()> {
+    let fields = [("command", &req.command), ("options", &req.options), ("logFiles", &req.log_files)];
+    let found =
+        fields.into_iter().chain(req.env.iter().map(|l| ("env", l))).find_map(|(f, v)| Some((f, v.too_deep_at()?)));
+    let Some((field, path)) = found else { return Ok(()) };
+    let (name, label) = match (field, path.first()) {
+        ("options", Some(name)) => (name.as_str(), format!("{} options.{name}", face.call())),
+        ("env", _) => ("env", "the manager's env".to_string()),
+        _ => (field, format!("{} {field}", face.call())),
+    };
+    Err(CoreError::invalid_option(
+        name,
+        format!(
+            "{label} is nested too deep: more than {MAX_DEPTH} levels of objects and arrays, \
+             or an object that contains itself"
+        ),
+    ))
 }
 
 /// How a manager contains its processes: `'auto'` (a cgroup when this Node process has one to

@@ -12,8 +12,8 @@ fn s(v: &str) -> Value {
     Value::String(v.into())
 }
 
-fn req(command: Value, options: Value) -> Value {
-    obj(&[("command", command), ("options", options), ("cwd", s("/tmp")), ("env", Value::Array(vec![]))])
+fn req(command: Value, options: Value) -> Request {
+    Request { command, options, cwd: "/tmp".into(), ..Request::default() }
 }
 
 #[test]
@@ -39,13 +39,11 @@ fn durations_round_up_and_zero_means_none() {
 
 #[test]
 fn env_layers_merge_and_undefined_drops() {
-    let layers = Value::Array(vec![obj(&[("PATH", s("/bin")), ("A", s("1"))]), obj(&[("A", s("2"))])]);
-    let r = obj(&[
-        ("command", Value::Array(vec![s("true")])),
-        ("options", obj(&[("env", obj(&[("PATH", Value::Undefined)]))])),
-        ("cwd", s("/tmp")),
-        ("env", layers),
-    ]);
+    let layers = vec![obj(&[("PATH", s("/bin")), ("A", s("1"))]), obj(&[("A", s("2"))])];
+    let r = Request {
+        env: layers,
+        ..req(Value::Array(vec![s("true")]), obj(&[("env", obj(&[("PATH", Value::Undefined)]))]))
+    };
     assert_eq!(parse(Face::Argv, &r).unwrap().spec.env, vec![("A".to_string(), "2".to_string())]);
 }
 
@@ -98,7 +96,7 @@ fn a_terminal_has_a_size_and_a_term() {
 
 #[test]
 fn a_terminal_runs_the_shell_unless_told_otherwise() {
-    let r = |o: Value| obj(&[("options", o), ("cwd", s("/tmp")), ("env", Value::Array(vec![]))]);
+    let r = |o: Value| req(Value::Undefined, o);
     let l = parse(Face::Terminal, &r(Value::Undefined)).unwrap();
     assert_eq!(l.spec.argv, vec!["/bin/sh"]);
     assert_eq!(l.spec.pty.as_ref().map(|p| (p.cols, p.rows)), Some((80, 24)));
@@ -155,4 +153,41 @@ fn a_face_is_known_by_the_name_the_js_layer_gives_it() {
     assert_eq!(Face::from_name("argv"), Some(Face::Argv));
     assert_eq!(Face::from_name("terminal"), Some(Face::Terminal));
     assert_eq!(Face::from_name("exec"), None);
+}
+
+/// Options `{ [name]: { k: { k: … } } }`, `levels` objects below the options, as the conversion
+/// leaves them: what is past `MAX_DEPTH` (the options the first level) is not read.
+fn nested_options(name: &str, levels: u32) -> Value {
+    fn cut(v: &mut Value, left: u32) {
+        if let Value::Object(props) = v {
+            if left == 0 {
+                *v = Value::TooDeep;
+            } else {
+                props.iter_mut().for_each(|(_, inner)| cut(inner, left - 1));
+            }
+        }
+    }
+    let mut v = obj(&[(name, (1..levels).fold(obj(&[]), |inner, _| obj(&[("k", inner)])))]);
+    cut(&mut v, crate::core::value::MAX_DEPTH);
+    v
+}
+
+#[test]
+fn a_request_nested_too_deep_is_refused_by_the_option_that_holds_it() {
+    let argv = || Value::Array(vec![s("true")]);
+    let fine = parse(Face::Argv, &req(argv(), nested_options("extra", 31)));
+    assert!(fine.is_ok(), "{fine:?}");
+    let e = parse(Face::Argv, &req(argv(), nested_options("extra", 32))).unwrap_err();
+    assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+    let e = parse(Face::Argv, &req(argv(), nested_options("env", 64))).unwrap_err();
+    assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+    assert_eq!(
+        e.to_string(),
+        "invalid option env: exec options.env is nested too deep: more than 32 levels of objects and arrays, \
+         or an object that contains itself"
+    );
+    let layer = nested_options("A", 40);
+    let e = parse(Face::Shell, &Request { env: vec![layer], ..req(s("true"), Value::Undefined) }).unwrap_err();
+    assert_eq!(e.code(), "INVALID_PROCESS_OPTION");
+    assert!(e.to_string().contains("the manager's env is nested too deep"), "{e}");
 }
