@@ -2,6 +2,7 @@
 // readers of what a page shows.
 import * as fs from 'node:fs'
 import { createRequire } from 'node:module'
+import { end } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 export const CHROMIUM = process.env.PROCVISOR_CHROMIUM || '/usr/bin/chromium'
@@ -17,9 +18,11 @@ export async function launchChromium() {
 
 /**
  * Chromium and a web view of one ProcessManager of its own, made before a file's tests and ended
- * after them: `ctx.browser`, `ctx.manager`, `ctx.view`, `ctx.dir` once they ran.
+ * after them: `ctx.browser`, `ctx.manager`, `ctx.view`, `ctx.dir` once they ran. Given a
+ * `backend` of backends.mjs, the view shows a started sandbox of it instead, `ctx.sandbox`,
+ * working in `<ctx.dir>/wd` (called in a describe block, made and ended around that block).
  */
-export function browserAndView(prefix) {
+export function browserAndView(prefix, backend) {
   const { before, after } = require('node:test')
   const { ProcessManager, createWebView } = require('../../index.js')
   const os = require('node:os')
@@ -28,12 +31,19 @@ export function browserAndView(prefix) {
   before(async () => {
     ctx.dir = fs.mkdtempSync(path.join(os.tmpdir(), `procvisor-${prefix}-`))
     ctx.browser = await launchChromium()
-    ctx.manager = new ProcessManager({ workingDirectory: ctx.dir })
-    ctx.view = await createWebView({ managers: [ctx.manager] })
+    if (backend) {
+      ctx.sandbox = backend.make({ workingDirectory: path.join(ctx.dir, 'wd'), env: { PATH: process.env.PATH } })
+      await ctx.sandbox.start()
+      ctx.view = await createWebView({ sandboxes: [ctx.sandbox] })
+    } else {
+      ctx.manager = new ProcessManager({ workingDirectory: ctx.dir })
+      ctx.view = await createWebView({ managers: [ctx.manager] })
+    }
   })
   after(async () => {
     if (ctx.view) await ctx.view.close()
     if (ctx.manager) await ctx.manager.close()
+    if (ctx.sandbox) await end(ctx.sandbox)
     if (ctx.browser) await ctx.browser.close()
     if (ctx.dir) fs.rmSync(ctx.dir, { recursive: true, force: true })
   })

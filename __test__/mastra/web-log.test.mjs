@@ -1,15 +1,15 @@
 // A process's log page in a real headless Chromium: search with highlighting over 100,000 lines,
 // the stream filter, restart markers, a log opened after a cursor loading what came before, and
-// the download of what is loaded.
+// the download of what is loaded. Of a ProcessManager's processes, and of a sandbox's on both
+// procvisor backends.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import { browserAndView, recordingPage } from './web-browser.mjs'
+import { describeBackends } from './backends.mjs'
 
-const ctx = browserAndView('web-log')
-
-/** The process page of the process whose command holds `text`, its log loaded to the end. */
-async function openLog(text, { ended = true } = {}) {
+/** The process page, in the view of `ctx`, of the process whose command holds `text`, its log loaded to the end. */
+async function openLog(ctx, text, { ended = true } = {}) {
   const page = await recordingPage(ctx.browser, { width: 1000, height: 600 })
   await page.goto(ctx.view.url)
   await page.click(`a:text("${text}")`)
@@ -22,10 +22,20 @@ async function search(page, text) {
   await page.waitForFunction((t) => document.getElementById('log').dataset.query === t, text)
 }
 
-describe('the log page', () => {
-  it('finds a line among 100,000 and highlights it; a regex too; an invalid regex says so', async () => {
-    await ctx.manager.spawn('seq 1 50000; echo "the needle-7 line"; seq 50001 99999').then((h) => h.wait())
-    const page = await openLog('the needle-7 line')
+/** The log page's tests over a view of `backend`'s sandbox, or of a ProcessManager without one. */
+function logPage(backend) {
+  const ctx = browserAndView('web-log', backend)
+  /** Runs shell `command`; a ProcessManager takes a service's options on exec(). */
+  const spawn = (command, options) =>
+    backend ? ctx.sandbox.processes.spawn(command, options) : options ? ctx.manager.exec(['sh', '-c', command], options) : ctx.manager.spawn(command)
+  const logs = (p) => (backend ? p.nativeHandle : p).logs()
+  // The index lists a sandbox's processes through get(), which forgets an exited one once read
+  // (Mastra's rule): its page and its log are then gone.
+  const exited = backend ? { todo: 'sandbox: the index page prunes an exited process, whose page is then 404 (no such process)' } : {}
+
+  it('finds a line among 100,000 and highlights it; a regex too; an invalid regex says so', exited, async () => {
+    await spawn('seq 1 50000; echo "the needle-7 line"; seq 50001 99999').then((h) => h.wait())
+    const page = await openLog(ctx, 'the needle-7 line')
     await page.waitForFunction(() => document.getElementById('log').textContent.endsWith('99999\n'))
     const started = Date.now()
     await search(page, 'needle-7')
@@ -45,9 +55,9 @@ describe('the log page', () => {
     await page.close()
   })
 
-  it('labels stdout and stderr apart, and the stderr filter hides stdout', async () => {
-    await ctx.manager.spawn('echo out-one; echo err-one >&2; sleep 0.1; echo out-two; echo err-two >&2').then((h) => h.wait())
-    const page = await openLog('echo out-one')
+  it('labels stdout and stderr apart, and the stderr filter hides stdout', exited, async () => {
+    await spawn('echo out-one; echo err-one >&2; sleep 0.1; echo out-two; echo err-two >&2').then((h) => h.wait())
+    const page = await openLog(ctx, 'echo out-one')
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('err-two'))
     assert.equal(await page.locator('#log .stderr').allTextContents().then((t) => t.join('')), 'err-one\nerr-two\n')
     assert.equal(await page.locator('#log .stdout').allTextContents().then((t) => t.join('')), 'out-one\nout-two\n')
@@ -58,9 +68,9 @@ describe('the log page', () => {
     await page.close()
   })
 
-  it('shows a restart marker between the runs of a restarting service', async () => {
-    await ctx.manager.exec(['sh', '-c', 'echo run-of-flaky; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
-    const page = await openLog('run-of-flaky')
+  it('shows a restart marker between the runs of a restarting service', exited, async () => {
+    await spawn('echo run-of-flaky; exit 7', { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
+    const page = await openLog(ctx, 'run-of-flaky')
     await page.waitForFunction(() => document.querySelector('#log .marker'))
     const text = await page.locator('#log').textContent()
     assert.match(text, /^run-of-flaky\n── restarted \(attempt 1, after exit 7\) ──\nrun-of-flaky\n$/)
@@ -68,29 +78,29 @@ describe('the log page', () => {
   })
 
   it('shows a probe verdict as a marker line', async () => {
-    const p = await ctx.manager.exec(['sh', '-c', 'echo probe-me; echo listening; sleep 30'], { readiness: { log: 'listening', periodMs: 50 } })
-    const page = await openLog('echo probe-me', { ended: false })
+    const p = await spawn('echo probe-me; echo listening; sleep 30', { readiness: { log: 'listening', periodMs: 50 } })
+    const page = await openLog(ctx, 'echo probe-me', { ended: false })
     await page.waitForFunction(() => document.querySelector('#log .marker'))
     assert.match(await page.locator('#log .marker').textContent(), /^── probe readiness: ok( \(.+\))? ──\n$/)
     await p.kill()
     await page.close()
   })
 
-  it('puts a marker on a line of its own after output without a newline', async () => {
-    await ctx.manager.exec(['sh', '-c', 'printf no-newline; exit 7'], { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
-    const page = await openLog('printf no-newline')
+  it('puts a marker on a line of its own after output without a newline', exited, async () => {
+    await spawn('printf no-newline; exit 7', { restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: { initial: 50 } } })
+    const page = await openLog(ctx, 'printf no-newline')
     assert.equal(await page.locator('#log').textContent(), 'no-newline\n── restarted (attempt 1, after exit 7) ──\nno-newline')
     await page.close()
   })
 
-  it('opened after a cursor, loads what came before it on demand', async () => {
-    const p = await ctx.manager.spawn('echo early-line; sleep 0.2; echo later-line')
+  it('opened after a cursor, loads what came before it on demand', exited, async () => {
+    const p = await spawn('echo early-line; sleep 0.2; echo later-line')
     await p.wait()
     const events = []
-    for await (const e of await p.logs()) events.push(e)
+    for await (const e of await logs(p)) events.push(e)
     const first = events.find((e) => e.type === 'stdout' && Buffer.from(e.data).toString().includes('early-line'))
     assert.ok(first && !Buffer.from(first.data).toString().includes('later-line'), 'two chunks, so a cursor between them')
-    const page = await openLog('echo early-line', { ended: false })
+    const page = await openLog(ctx, 'echo early-line', { ended: false })
     const u = new URL(page.url())
     await page.goto(`${u.origin}${u.pathname}?since=${encodeURIComponent(first.cursor)}`)
     await page.waitForFunction(() => document.getElementById('state').textContent.startsWith('exited'))
@@ -102,8 +112,8 @@ describe('the log page', () => {
   })
 
   it('follows the newest line, and paused stays where it is while the log goes on arriving', async () => {
-    const p = await ctx.manager.spawn('seq 1 200; echo follow-me; while read line; do seq 1 200; echo "more $line"; done')
-    const page = await openLog('echo follow-me', { ended: false })
+    const p = await spawn('seq 1 200; echo follow-me; while read line; do seq 1 200; echo "more $line"; done')
+    const page = await openLog(ctx, 'echo follow-me', { ended: false })
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('follow-me'))
     await page.waitForFunction(() => window.scrollY > 0 && window.innerHeight + window.scrollY >= document.body.scrollHeight - 4)
     await page.mouse.move(300, 300)
@@ -121,13 +131,16 @@ describe('the log page', () => {
     await page.close()
   })
 
-  it('downloads what is loaded as a .log file', async () => {
-    await ctx.manager.spawn('echo saved-one; sleep 0.1; echo saved-two >&2').then((h) => h.wait())
-    const page = await openLog('echo saved-one')
+  it('downloads what is loaded as a .log file', exited, async () => {
+    await spawn('echo saved-one; sleep 0.1; echo saved-two >&2').then((h) => h.wait())
+    const page = await openLog(ctx, 'echo saved-one')
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('saved-two'))
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')])
     assert.match(download.suggestedFilename(), /\.log$/)
     assert.equal(fs.readFileSync(await download.path(), 'utf8'), 'saved-one\nsaved-two\n')
     await page.close()
   })
-})
+}
+
+describe('the log page: a ProcessManager', () => logPage())
+describeBackends('the log page', ['native', 'persistent'], logPage)
