@@ -1,11 +1,13 @@
 // Several terminals side by side on one page, in tabs: each its own xterm on its own socket, so
-// what is typed in one tab reaches that terminal alone.
+// what is typed in one tab reaches that terminal alone. A ProcessManager's terminals, and a
+// sandbox's processes on a pseudo-terminal on both procvisor backends (a sandbox's group in the view
+// lists its processes, not sandbox.terminals).
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { browserAndView, recordingPage } from './web-browser.mjs'
+import { describeBackends } from './backends.mjs'
 
 const SHELL = { command: ['/bin/bash', '--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' }, cols: 80, rows: 24 }
-const ctx = browserAndView('web-tabs')
 
 /** The rows of the screen in the tab of terminal `ref`. */
 function paneLines(page, ref) {
@@ -23,15 +25,34 @@ async function paneShows(page, ref, re) {
   throw new Error(`the tab of ${ref} never showed ${re}:\n${lines.join('\n')}`)
 }
 
-describe('terminals in tabs', () => {
-  it('two terminals in tabs each take their own input', async () => {
-    const a = await ctx.manager.createTerminal(SHELL)
-    const b = await ctx.manager.createTerminal(SHELL)
-    const page = await recordingPage(ctx.browser, { width: 900, height: 500 })
+/** Tabs over a view of `backend`'s sandbox, or of a ProcessManager without one. */
+function tabs(backend) {
+  const ctx = browserAndView('web-tabs', backend)
+  /** A shell on a terminal: its `id` (its ref in the view) and the text its tab is offered by. */
+  async function shell(name) {
+    if (!backend) {
+      const t = await ctx.manager.createTerminal(SHELL)
+      return { id: t.id, label: t.id }
+    }
+    const label = `TAB=${name} exec ${SHELL.command.join(' ')}`
+    const h = await ctx.sandbox.processes.spawn(label, { pty: { cols: SHELL.cols, rows: SHELL.rows }, env: SHELL.env })
+    return { id: String(h.pid), label }
+  }
+  /** Opens the terminal page of `t` from the index. */
+  async function open(page, t) {
     await page.goto(ctx.view.url)
-    await page.click(`a:text-is("${a.id}")`)
+    if (!backend) return page.click(`a:text-is("${t.id}")`)
+    return page.goto(new URL(`/t/${encodeURIComponent(ctx.sandbox.id)}/${t.id}`, ctx.view.url).href)
+  }
+  const spawn = (command) => (backend ? ctx.sandbox.processes.spawn(command) : ctx.manager.spawn(command))
+
+  it('two terminals in tabs each take their own input', async () => {
+    const a = await shell('a')
+    const b = await shell('b')
+    const page = await recordingPage(ctx.browser, { width: 900, height: 500 })
+    await open(page, a)
     await paneShows(page, a.id, /^\$$/)
-    await page.click(`a.add-tab:text("${b.id}")`)
+    await page.click(`a.add-tab:text("${b.label}")`)
     assert.equal(await page.locator('.tabs button').count(), 2)
     await paneShows(page, a.id, /^\$$/)
     await page.keyboard.type('echo one-$((1+1))\n')
@@ -51,11 +72,14 @@ describe('terminals in tabs', () => {
     assert.ok(!(await paneLines(page, b.id)).some((l) => l.includes('again-6')))
 
     // A tab names a terminal of the same group, or the page is refused.
-    const plain = await ctx.manager.spawn('sleep 30')
+    const plain = await spawn('sleep 30')
     const u = new URL(page.url())
     const refused = await page.goto(`${u.origin}${u.pathname}?tab=${plain.pid}`)
     assert.equal(refused.status(), 404)
     await plain.kill()
     await page.close()
   })
-})
+}
+
+describe('terminals in tabs: a ProcessManager', () => tabs())
+describeBackends('terminals in tabs', ['native', 'persistent'], tabs)
