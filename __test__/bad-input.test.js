@@ -105,6 +105,8 @@ const selfHeld = () => {
   o.b = o
   return o
 }
+/** 30 levels, each holding the next twice: 2^30 values to read, none holding itself. */
+const widelyShared = () => Array.from({ length: 30 }).reduce((v) => ({ a: v, b: v }), 'x')
 
 const BAD_MS = [
   ['-1', -1],
@@ -183,6 +185,7 @@ const rows = [
   ['spawn env nested 64 deep', (c) => c.pm.spawn('true', { env: nested(64) }), OPT],
   ['spawn options with a value nested 64 deep', (c) => c.pm.spawn('true', { extra: nested(64) }), OPT],
   ['spawn options with a value that contains itself', (c) => c.pm.spawn('true', { extra: selfHeld() }), OPT],
+  ['spawn options with a value that holds one object 2^30 times over', (c) => c.pm.spawn('true', { extra: widelyShared() }), OPT],
   ['spawn with an unknown option nested 30 deep: ignored, runs', (c) => c.pm.spawn('exit 0', { extra: nested(30) }), exitsWith(0)],
   ['spawn argv []', (c) => c.pm.spawn('x', { argv: [] }), CMD],
   ["spawn argv 'ls'", (c) => c.pm.spawn('x', { argv: 'ls' }), CMD],

@@ -17,8 +17,8 @@ pub enum Value {
     Function,
     /// Anything else, by its `typeof` (symbol, bigint).
     Other(&'static str),
-    /// An object or array past `MAX_DEPTH` levels, or one inside itself, not read: a launch that
-    /// holds one is refused rather than read cut short.
+    /// An object or array past `MAX_DEPTH` levels, inside itself, or past `MAX_VALUES` read, not
+    /// read: a launch that holds one is refused rather than read cut short.
     TooDeep,
 }
 
@@ -26,6 +26,10 @@ pub enum Value {
 /// launch's options need four (`readiness.http.status.min`), and one that refers to itself
 /// would otherwise be read forever.
 pub const MAX_DEPTH: u32 = 32;
+
+/// How many values (objects, arrays, their members) one conversion reads at most: past it, the
+/// rest is `TooDeep`. A launch's options are a few dozen; an env of thousands of names fits.
+pub const MAX_VALUES: u32 = 1 << 16;
 
 impl Value {
     /// Absent: `undefined` or `null`, which options treat alike.

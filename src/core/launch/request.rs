@@ -8,7 +8,7 @@ use crate::core::error::{CoreError, CoreResult};
 use crate::core::launch::command::{Containment, SpawnSpec, StdinMode};
 use crate::core::launch::options::{argv, cwd, duration, env, env_object, limits, pty, resolve, retained, whole_ms};
 use crate::core::launch::probes;
-use crate::core::value::{Value, MAX_DEPTH};
+use crate::core::value::{Value, MAX_DEPTH, MAX_VALUES};
 use std::path::{Path, PathBuf};
 
 /// Which face launches: their defaults differ.
@@ -202,7 +202,7 @@ fn too_deep(face: Face, req: &Request) -> CoreResult<()> {
         name,
         format!(
             "{label} is nested too deep: more than {MAX_DEPTH} levels of objects and arrays, \
-             or an object that contains itself"
+             an object that contains itself, or more than {MAX_VALUES} values"
         ),
     ))
 }

@@ -184,7 +184,7 @@ fn a_request_nested_too_deep_is_refused_by_the_option_that_holds_it() {
     assert_eq!(
         e.to_string(),
         "invalid option env: exec options.env is nested too deep: more than 32 levels of objects and arrays, \
-         or an object that contains itself"
+         an object that contains itself, or more than 65536 values"
     );
     let layer = nested_options("A", 40);
     let e = parse(Face::Shell, &Request { env: vec![layer], ..req(s("true"), Value::Undefined) }).unwrap_err();
