@@ -2,7 +2,9 @@
 // processes in this Node process and once under a supervisor reached over its Unix socket, in
 // interleaved rounds (each round runs both, in a rotated order). Three workloads:
 //
-// - spawn until exit: `processes.spawn('true')` then `wait()`, one at a time;
+// - spawn until exit: `processes.spawn('true')` then `wait()`, one at a time, and with 16 in
+//   flight (each of 16 workers spawns and waits in turn: over the socket, the calls of the 16
+//   are on the connection together, answered in any order);
 // - output to a listener: `head -c 256 MiB /dev/zero` to `onStdout`, from the spawn to `wait()`;
 // - a followed log: the same bytes read from `nativeHandle.logs({ follow: true })`, counted as
 //   they are received.
@@ -28,6 +30,20 @@ async function spawnUntilExit(sandbox, n) {
     await h.wait()
     sandbox.processes.release(h.pid)
   }
+  return n / ((now() - t) / 1000)
+}
+
+async function spawnInFlight(sandbox, n, inflight) {
+  let left = n
+  const worker = async () => {
+    while (left-- > 0) {
+      const h = await sandbox.processes.spawn('true')
+      await h.wait()
+      sandbox.processes.release(h.pid)
+    }
+  }
+  const t = now()
+  await Promise.all(Array.from({ length: inflight }, worker))
   return n / ((now() - t) / 1000)
 }
 
@@ -59,6 +75,7 @@ async function followedLog(sandbox, mib) {
 
 const WORKLOADS = [
   { key: 'spawn', title: () => 'spawn until exit, one at a time (spawns/s)', run: (s, c) => spawnUntilExit(s, c.spawnN) },
+  { key: 'spawn16', title: () => 'spawn until exit, 16 in flight (spawns/s)', run: (s, c) => spawnInFlight(s, c.spawnN * 2, 16) },
   { key: 'listener', title: (c) => `${c.mib} MiB to onStdout (MB/s)`, run: (s, c) => toListener(s, c.mib) },
   { key: 'logs', title: (c) => `${c.mib} MiB through a followed logs() stream (MB/s received)`, run: (s, c) => followedLog(s, c.mib) },
 ]
