@@ -48,69 +48,72 @@ async function checkpointReadable(dir) {
   return false
 }
 
-/** The sandbox's capture and restore methods (added to NativeLocalSandbox; they use no `super`). */
-class CheckpointMethods {
-  /**
-   * Mastra's `snapshot()`: captures the working directory as the configured checkpoint, one
-   * capture at a time; no-op without a checkpoint name. The copy runs in procvisor's native copier.
-   */
-  async snapshot() {
-    if (!this._checkpointName) return
-    await this._checkpointTurn(() => this._captureCheckpoint(this._checkpointName))
+/**
+ * One sandbox's captures and restores, one at a time (a restore in the middle of a capture would
+ * be copied half-done), and what the last one did. The sandbox makes it with the checkpoints
+ * directory, which Mastra's constructor fixed, and calls it for `snapshot()`, the restore in
+ * `start()` and the deletion in `destroy()`; `sandbox.checkpoints` runs on it too.
+ */
+class Checkpointing {
+  constructor(sandbox, directory) {
+    this.sandbox = sandbox
+    this.directory = directory
+    this.chain = Promise.resolve()
+    /** What the last capture or restore of this sandbox did. */
+    this.last = undefined
   }
 
-  /**
-   * @internal Runs `work` after every capture and restore this object started before: a restore
-   * in the middle of a capture would be copied half-done.
-   */
-  _checkpointTurn(work) {
-    const run = (this._snapshotChain ?? Promise.resolve()).then(work)
-    this._snapshotChain = run.catch(() => {})
+  /** Runs `work` after every capture and restore started before. */
+  turn(work) {
+    const run = this.chain.then(work)
+    this.chain = run.catch(() => {})
     return run
   }
 
   /**
-   * @internal Mastra's capture protocol (temporary sibling, then renames), done natively; the
-   * files unchanged since the last capture of this working directory are shared with it.
+   * Mastra's capture protocol (temporary sibling, then renames), done natively; the files
+   * unchanged since the last capture of this working directory are shared with it.
    */
-  async _captureCheckpoint(name) {
+  async capture(name) {
     binding.checkCheckpointName(name)
-    const report = await binding.captureCheckpoint(this.workingDirectory, this._checkpointsDirectory, name, this.id)
-    this._noteCheckpoint('capture', name, report)
+    const sb = this.sandbox
+    const report = await binding.captureCheckpoint(sb.workingDirectory, this.directory, name, sb.id)
+    this.note('capture', name, report)
     return report
   }
 
-  /** @internal Mastra's restore of an empty or missing working directory on start, done natively. */
-  async _seedFromCheckpoint() {
-    const names = [this._checkpointName, this._seedCheckpointName].filter((name) => name !== undefined)
+  /** Mastra's restore of an empty or missing working directory on start, from the first of `names` there is. */
+  async seed(names) {
+    const wd = this.sandbox.workingDirectory
+    names = names.filter((name) => name !== undefined)
     if (names.length === 0) return
-    if ((await fsp.readdir(this.workingDirectory).catch(() => [])).length > 0) return
+    if ((await fsp.readdir(wd).catch(() => [])).length > 0) return
     for (const name of names) {
       binding.checkCheckpointName(name)
-      const dir = path.join(this._checkpointsDirectory, name)
+      const dir = path.join(this.directory, name)
       if (!(await checkpointReadable(dir))) continue
       let report
       try {
-        report = await binding.restoreCheckpoint(dir, this.workingDirectory)
+        report = await binding.restoreCheckpoint(dir, wd)
       } catch (error) {
         // Renamed away mid-restore by a capture swapping in a newer one: the failed restore
         // left the directory empty, so the newer one is restored instead.
         if (!(error instanceof SandboxSnapshotError) || error.osCode !== 'ENOENT') throw error
         if (!(await checkpointReadable(dir))) continue
-        report = await binding.restoreCheckpoint(dir, this.workingDirectory)
+        report = await binding.restoreCheckpoint(dir, wd)
       }
-      this._noteCheckpoint('restore', name, report)
+      this.note('restore', name, report)
       return
     }
   }
 
-  /** @internal */
-  _noteCheckpoint(operation, name, report) {
-    this._lastCheckpoint = { operation, name, ...report }
+  note(operation, name, report) {
+    const logger = this.sandbox.logger
+    this.last = { operation, name, ...report }
     if (report.skipped.length > 0) {
-      this.logger.warn('Checkpoint skipped entries that hold no data to copy', { checkpointName: name, operation, skipped: report.skipped })
+      logger.warn('Checkpoint skipped entries that hold no data to copy', { checkpointName: name, operation, skipped: report.skipped })
     }
-    this.logger.debug(operation === 'capture' ? 'Captured checkpoint' : 'Restored working directory from checkpoint', {
+    logger.debug(operation === 'capture' ? 'Captured checkpoint' : 'Restored working directory from checkpoint', {
       checkpointName: name,
       files: report.files,
       bytes: report.bytes,
@@ -118,10 +121,10 @@ class CheckpointMethods {
     })
   }
 
-  /** @internal */
-  async _removeOwnCheckpoints() {
-    const removed = await binding.removeOwnedCheckpoints(this._checkpointsDirectory, this.id)
-    if (removed.length > 0) this.logger.debug('Deleted checkpoints', { checkpointNames: removed })
+  /** Deletes the checkpoints this sandbox's id captured and nobody captured over since. */
+  async removeOwn() {
+    const removed = await binding.removeOwnedCheckpoints(this.directory, this.sandbox.id)
+    if (removed.length > 0) this.sandbox.logger.debug('Deleted checkpoints', { checkpointNames: removed })
   }
 }
 
@@ -140,8 +143,8 @@ function checkedName(name) {
  * copies are made by this Node process, and the sandbox's processes are left running.
  */
 class SandboxCheckpoints {
-  constructor(sandbox) {
-    Object.defineProperty(this, '_sandbox', { value: sandbox })
+  constructor(checkpointing) {
+    Object.defineProperty(this, '_checkpointing', { value: checkpointing })
   }
 
   /**
@@ -151,14 +154,14 @@ class SandboxCheckpoints {
    */
   async capture(name) {
     const chosen = name === undefined ? generatedName() : checkedName(name)
-    const sb = this._sandbox
-    const r = await sb._checkpointTurn(() => sb._captureCheckpoint(chosen))
+    const cp = this._checkpointing
+    const r = await cp.turn(() => cp.capture(chosen))
     return { name: chosen, createdAt: new Date(r.createdMs), files: r.files, bytes: r.bytes, newBytes: r.newBytes }
   }
 
   /** Every checkpoint in the checkpoints directory, oldest first. */
   async list() {
-    const listed = await binding.listCheckpoints(this._sandbox._checkpointsDirectory)
+    const listed = await binding.listCheckpoints(this._checkpointing.directory)
     return listed.map((c) => ({ name: c.name, createdAt: new Date(c.createdMs), files: c.files, bytes: c.bytes, newBytes: c.newBytes }))
   }
 
@@ -167,7 +170,7 @@ class SandboxCheckpoints {
    * them. An unknown name rejects with SandboxSnapshotError (`osCode` 'ENOENT') naming it.
    */
   async delete(name) {
-    await binding.deleteCheckpoint(this._sandbox._checkpointsDirectory, checkedName(name))
+    await binding.deleteCheckpoint(this._checkpointing.directory, checkedName(name))
   }
 
   /**
@@ -177,13 +180,11 @@ class SandboxCheckpoints {
    */
   async restore(name) {
     checkedName(name)
-    const sb = this._sandbox
-    const r = await sb._checkpointTurn(() =>
-      binding.restoreCheckpointInPlace(sb._checkpointsDirectory, name, sb.workingDirectory),
-    )
-    sb._noteCheckpoint('restore', name, r)
+    const cp = this._checkpointing
+    const r = await cp.turn(() => binding.restoreCheckpointInPlace(cp.directory, name, cp.sandbox.workingDirectory))
+    cp.note('restore', name, r)
     return { name, files: r.files, bytes: r.bytes, newBytes: r.newBytes, removed: r.removed }
   }
 }
 
-module.exports = { checkpointNameFor, checkpointReadable, CheckpointMethods, SandboxCheckpoints }
+module.exports = { checkpointNameFor, checkpointReadable, Checkpointing, SandboxCheckpoints }

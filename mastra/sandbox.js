@@ -11,7 +11,7 @@ const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.
 const { traceMethods } = require('../lib/native/trace.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
 const { LifetimeMethods } = require('./lifetime.js')
-const { checkpointNameFor, CheckpointMethods, SandboxCheckpoints } = require('./checkpoints.js')
+const { checkpointNameFor, Checkpointing, SandboxCheckpoints } = require('./checkpoints.js')
 const { remote, SupervisorMethods } = require('./backends/remote.js')
 const { local } = require('./backends/local.js')
 const { SandboxTerminals } = require('./terminals.js')
@@ -60,8 +60,10 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       this.processes = pm
       /** Programs on terminals of their own, started and ended with the sandbox (terminals.js). */
       this.terminals = new SandboxTerminals(this)
+      /** @internal Its captures and restores, one at a time, in the directory Mastra's constructor fixed. */
+      this._checkpointing = new Checkpointing(this, this._checkpointsDirectory)
       /** Named checkpoints of the working directory, captured incrementally and restored in place. */
-      this.checkpoints = new SandboxCheckpoints(this)
+      this.checkpoints = new SandboxCheckpoints(this._checkpointing)
       /** @internal Where its processes' logs are also written (`logDirectory`), resolved, or null. */
       this._logFiles = lifecycle.persistent ? sandboxLogFiles(o, this.workingDirectory, this.id) : logFiles
       /** @internal Whether `logDirectory` was given: a clone of a persistent one gets its own default. */
@@ -74,7 +76,6 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       // Mastra's restore on start and snapshot() read this field: with a name they restore and capture.
       if (this._snapshotOnStop && this._checkpointName === undefined) this._checkpointName = checkpointNameFor(this.id)
       this._running = undefined
-      this._lastCheckpoint = undefined
       this._persistent = lifecycle.persistent
       /** @internal Where the processes run and what starts and ends them: the one choice of mode. */
       this._backend = lifecycle.persistent ? remote : local
@@ -132,7 +133,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
 
     /** What the last capture or restore of this object did (counts, bytes, skipped entries). */
     get lastCheckpoint() {
-      return this._lastCheckpoint
+      return this._checkpointing.last
     }
 
     /**
@@ -196,8 +197,34 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
 
     /** Mastra's `_destroy`; a sandbox never started here still deletes the checkpoints its id captured. */
     async _destroy() {
-      if (this.status === 'pending') await this._removeOwnCheckpoints()
+      if (this.status === 'pending') await this._checkpointing.removeOwn()
       return super._destroy()
+    }
+
+    /**
+     * Mastra's `snapshot()`: captures the working directory as the configured checkpoint, one
+     * capture at a time; no-op without a checkpoint name. The copy runs in procvisor's native copier.
+     */
+    async snapshot() {
+      const name = this._checkpointName
+      if (!name) return
+      const checkpointing = this._checkpointing
+      await checkpointing.turn(() => checkpointing.capture(name))
+    }
+
+    /** @internal Mastra's capture, done natively; the files unchanged since the last capture are shared with it. */
+    _captureCheckpoint(name) {
+      return this._checkpointing.capture(name)
+    }
+
+    /** @internal Mastra's restore of an empty or missing working directory on start, done natively. */
+    _seedFromCheckpoint() {
+      return this._checkpointing.seed([this._checkpointName, this._seedCheckpointName])
+    }
+
+    /** @internal destroy(): the checkpoints this id captured and nobody captured over since go. */
+    _removeOwnCheckpoints() {
+      return this._checkpointing.removeOwn()
     }
 
     /** Mastra's `getInfo()`, with the end of the lifetime (`timeoutAt`, `metadata.expiresAt`). */
@@ -279,7 +306,6 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
   }
 
   addMethods(NativeLocalSandbox, SupervisorMethods)
-  addMethods(NativeLocalSandbox, CheckpointMethods)
   addMethods(NativeLocalSandbox, LifetimeMethods)
   traceMethods(NativeLocalSandbox, ['_start', 'stop', 'destroy', 'snapshot', 'executeCommand', 'getInfo'])
   return NativeLocalSandbox
