@@ -78,6 +78,14 @@ function defineNativeProcessHandle(ProcessHandle) {
       this._resolveWait(commandResult(end, this.stdout, this.stderr))
     }
 
+    /**
+     * @internal The sandbox's lifetime (`ms`) ran out and its stop is about to kill what still
+     * runs: a process that ended before did so on its own, and is not marked.
+     */
+    _endingWithLifetime(ms) {
+      if (this._process?.running) this._lifetimeMs = ms
+    }
+
     /** @internal The process can no longer be reached (its supervisor is gone): wait() rejects. */
     _lost(error) {
       this._rejectWait(error)

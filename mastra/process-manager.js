@@ -123,6 +123,18 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       return this.sandbox?._backend ?? local
     }
 
+    /** @internal Its tables of processes (tracked, dismissed, by name), which a runtime shares among the objects of one sandbox. */
+    _tables() {
+      return { tracked: this._tracked, dismissed: this._dismissed, names: this._names }
+    }
+
+    /** @internal Spawns and lookups use these tables from now on; a table not given stays. */
+    _useTables({ tracked, dismissed, names }) {
+      if (tracked) this._tracked = tracked
+      if (dismissed) this._dismissed = dismissed
+      if (names) this.__names = names
+    }
+
     /** @internal What lib/stack/ brings up and down in this sandbox. */
     _stackTarget() {
       return require('../lib/stack/targets.js').sandboxTarget(this)

@@ -1,19 +1,18 @@
 'use strict'
-// NativeLocalSandbox: Mastra's LocalSandbox with NativeProcessManager as `processes`, a lifetime
-// (lifetime.js), native checkpoints (checkpoints.js) and persistent sandboxes over a supervisor
-// (backends/remote.js).
+// NativeLocalSandbox: Mastra's LocalSandbox with NativeProcessManager as `processes`, a runtime
+// that holds it running (runtime/: in this Node process with a lifetime, or a persistent
+// sandbox's supervisor) and native checkpoints (checkpoints.js).
 
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { checkId, MAX_ID_LENGTH } = require('../lib/persistent/wire/location.js')
+const { invalidOption } = require('../lib/native/errors.js')
 const { binding } = require('../lib/native/native.js')
 const { absoluteDirectory, absoluteCheckpoints } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { shellQuote } = require('../lib/process/mastra-rules.js')
-const { LifetimeMethods } = require('./lifetime.js')
 const { checkpointNameFor, Checkpointing, SandboxCheckpoints } = require('./checkpoints.js')
-const { remote, SupervisorMethods } = require('./backends/remote.js')
-const { local } = require('./backends/local.js')
+const { runtimeOf } = require('./runtime/index.js')
 const { SandboxTerminals } = require('./terminals.js')
 const { sandboxLogFiles } = require('../lib/persistent/wire/log-files.js')
 
@@ -22,13 +21,6 @@ const { sandboxLogFiles } = require('../lib/persistent/wire/log-files.js')
 function derivedId(id) {
   const suffix = `-${crypto.randomBytes(4).toString('hex')}`
   return `${[...String(id)].slice(0, MAX_ID_LENGTH - suffix.length).join('')}${suffix}`
-}
-
-/** Adds the methods of `from` (a class of methods that use no `super`) to `Class`, as its own. */
-function addMethods(Class, from) {
-  for (const name of Object.getOwnPropertyNames(from.prototype)) {
-    if (name !== 'constructor') Object.defineProperty(Class.prototype, name, Object.getOwnPropertyDescriptor(from.prototype, name))
-  }
 }
 
 /** Builds NativeLocalSandbox over Mastra's `LocalSandbox` and NativeProcessManager. */
@@ -75,14 +67,14 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       this._explicitCheckpointName = o.checkpointName
       // Mastra's restore on start and snapshot() read this field: with a name they restore and capture.
       if (this._snapshotOnStop && this._checkpointName === undefined) this._checkpointName = checkpointNameFor(this.id)
-      this._running = undefined
       this._persistent = lifecycle.persistent
-      /** @internal Where the processes run and what starts and ends them: the one choice of mode. */
-      this._backend = lifecycle.persistent ? remote : local
-      /** @internal The connection to a persistent sandbox's supervisor while attached. */
-      this._conn = undefined
-      /** @internal Whether the last acquisition started the supervisor or joined it. */
-      this._supervisorStart = undefined
+      /** @internal What holds it running, and where its processes run: the one choice of mode. */
+      this._runtime = runtimeOf(this, { persistent: this._persistent, logFiles: this._logFiles, checkpointsDirectory: this._checkpointsDirectory })
+    }
+
+    /** @internal The process backend its processes and terminals run on. */
+    get _backend() {
+      return this._runtime.backend
     }
 
     /** Mastra's `setWorkingDirectory`, keeping the directory absolute (resolved against Node's cwd now). */
@@ -97,7 +89,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
 
     /** The pid of a persistent sandbox's supervisor while this object is attached to it. */
     get supervisorPid() {
-      return this._conn && !this._conn.lostError ? this._conn.sandbox.pid : undefined
+      return this._persistent ? this._runtime.pid : undefined
     }
 
     /**
@@ -106,7 +98,16 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
      * than in it, which stays Mastra's `{ outcome }`.
      */
     get supervisor() {
-      return this._conn && !this._conn.lostError ? this._supervisorStart : undefined
+      return this._persistent ? this._runtime.supervisor : undefined
+    }
+
+    /**
+     * Lets go of a persistent sandbox without stopping it: its processes run on until its
+     * lifetime ends, and a later `start()` (here or in another Node process) attaches again.
+     */
+    async detach() {
+      if (!this._persistent) throw invalidOption('detach() is for persistent sandboxes (persistent: true); stop() ends this one')
+      this._runtime.detach()
     }
 
     /** The maximum lifetime from `start()` in milliseconds, if there is one. */
@@ -126,7 +127,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
 
     /** When the running sandbox's lifetime ends; `undefined` when it is not running or has no lifetime. */
     get expiresAt() {
-      const at = this._backend.expiresAt(this)
+      const at = this._runtime.expiresAt
       // A persistent sandbox's supervisor says null for no lifetime.
       return at === undefined || at === null ? undefined : new Date(at)
     }
@@ -137,7 +138,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
     }
 
     /**
-     * Mastra's own steps of a sandbox's lifecycle, which the backend runs around its own: an
+     * Mastra's own steps of a sandbox's lifecycle, which the runtime runs around its own: an
      * arrow keeps `super` bound to this class's base, Mastra's `LocalSandbox`.
      * @internal
      */
@@ -158,15 +159,15 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
      * joins it (outcome `'connected'`).
      */
     async find(options) {
-      return this._backend.find(this, this._mastraSteps(), options)
+      return this._runtime.acquire('find', this._mastraSteps(), options)
     }
 
     async connect(handle, options) {
-      return this._backend.connect(this, this._mastraSteps(), handle, options)
+      return this._runtime.acquire('connect', this._mastraSteps(), handle, options)
     }
 
     async create(options) {
-      return this._backend.create(this, this._mastraSteps(), options)
+      return this._runtime.acquire('create', this._mastraSteps(), options)
     }
 
     /**
@@ -174,7 +175,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
      * attaches again (or starts a new supervisor) rather than report itself still running.
      */
     async _start(options) {
-      return this._backend.start(this, this._mastraSteps(), options)
+      return this._runtime.acquire('start', this._mastraSteps(), options)
     }
 
     /**
@@ -183,7 +184,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
      * Objects that joined the same running sandbox are stopped with it.
      */
     async stop() {
-      return this._backend.stop(this, this._mastraSteps())
+      return this._end({ destroy: false })
     }
 
     /**
@@ -192,7 +193,31 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
      * captured over since, is left alone.
      */
     async destroy() {
-      return this._backend.destroy(this, this._mastraSteps())
+      return this._end({ destroy: true })
+    }
+
+    /**
+     * @internal stop() and destroy(), in either runtime. Spawns in flight are settled first, so
+     * that Mastra's stop, which kills what is tracked, finds every process they start; a stack
+     * goes down next, each process through its own shutdown. The working directory is captured
+     * once per end, after the kill, so no process is writing while it is copied, and not at all
+     * by a destroy, which deletes this id's checkpoints instead.
+     */
+    async _end({ destroy }) {
+      const mastra = this._mastraSteps()
+      const ending = this._runtime.end({ destroy })
+      await this.processes._launches.settled()
+      await this.processes._stackDown()
+      await ending.release()
+      await (destroy ? mastra.destroy() : mastra.stop())
+      const name = this._checkpointName
+      const shared = ending.shared
+      if (!destroy && this._snapshotOnStop && !shared.destroying && !shared.captured.has(name)) {
+        shared.captured.add(name)
+        await this.snapshot()
+      }
+      await ending.others()
+      if (destroy) await this._checkpointing.removeOwn()
     }
 
     /** Mastra's `_destroy`; a sandbox never started here still deletes the checkpoints its id captured. */
@@ -220,11 +245,6 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
     /** @internal Mastra's restore of an empty or missing working directory on start, done natively. */
     _seedFromCheckpoint() {
       return this._checkpointing.seed([this._checkpointName, this._seedCheckpointName])
-    }
-
-    /** @internal destroy(): the checkpoints this id captured and nobody captured over since go. */
-    _removeOwnCheckpoints() {
-      return this._checkpointing.removeOwn()
     }
 
     /** Mastra's `getInfo()`, with the end of the lifetime (`timeoutAt`, `metadata.expiresAt`). */
@@ -305,8 +325,6 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
     }
   }
 
-  addMethods(NativeLocalSandbox, SupervisorMethods)
-  addMethods(NativeLocalSandbox, LifetimeMethods)
   traceMethods(NativeLocalSandbox, ['_start', 'stop', 'destroy', 'snapshot', 'executeCommand', 'getInfo'])
   return NativeLocalSandbox
 }

@@ -29,7 +29,7 @@ describeBackends('log files', ['native', 'persistent'], { timeout: 60_000 }, (ba
     assert.equal(text, want)
     const id = h.nativeHandle.id
     // A supervisor writes a directory of its own per start, inside the one given.
-    const files = backend.persistent ? sb._conn.sandbox.logDirectory : logs
+    const files = backend.persistent ? sb._runtime.connection().sandbox.logDirectory : logs
     assert.equal(path.dirname(files), backend.persistent ? logs : path.dirname(logs))
     assert.ok(await eventually(() => fs.existsSync(path.join(files, `${id}.log`)) && fs.existsSync(path.join(files, `${id}.log.1`))))
   })

@@ -82,7 +82,7 @@ export function sandboxesPerTest(prefix) {
       const id = `${prefix}-${randomBytes(6).toString('hex')}`
       const sb = new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 120_000, ...options })
       await sb.start()
-      const socketPath = sb._conn.socketPath
+      const socketPath = sb._runtime.connection().socketPath
       made.push({ sb, socketPath })
       return { sb, socketPath }
     },

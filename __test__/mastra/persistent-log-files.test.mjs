@@ -45,7 +45,7 @@ it('20 MiB through the 1 MiB in memory: another object attached to the sandbox r
   made.push(sb)
   await sb.start()
   // The default place: beside the working directory, a directory per start of the supervisor.
-  const logDirectory = sb._conn.sandbox.logDirectory
+  const logDirectory = sb._runtime.connection().sandbox.logDirectory
   assert.equal(path.dirname(logDirectory), path.join(tmp, '.procvisor-logs', id))
   const h = await sb.processes.spawn(`seq -f '%031g' 1 ${LINES}`)
   assert.equal((await h.wait()).exitCode, 0)
@@ -72,7 +72,7 @@ it('20 MiB through the 1 MiB in memory: another object attached to the sandbox r
   // A new supervisor writes beside the old one's files, never over them.
   await sb.stop()
   await sb.start()
-  const next = sb._conn.sandbox.logDirectory
+  const next = sb._runtime.connection().sandbox.logDirectory
   assert.notEqual(next, logDirectory)
   assert.equal(path.dirname(next), path.dirname(logDirectory))
   const h2 = await sb.processes.spawn('echo second')
@@ -91,10 +91,10 @@ it('logDirectory is where a persistent sandbox writes; a bad logMaxBytes is refu
   const sb = new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 60_000, logDirectory: logs })
   made.push(sb)
   await sb.start()
-  assert.equal(path.dirname(sb._conn.sandbox.logDirectory), logs)
+  assert.equal(path.dirname(sb._runtime.connection().sandbox.logDirectory), logs)
   const h = await sb.processes.spawn('echo hello')
   assert.equal((await h.wait()).exitCode, 0)
-  const file = path.join(sb._conn.sandbox.logDirectory, `${h.nativeHandle.id}.log`)
+  const file = path.join(sb._runtime.connection().sandbox.logDirectory, `${h.nativeHandle.id}.log`)
   assert.ok(await eventually(() => fs.existsSync(file) && fs.readFileSync(file).includes('hello\n')))
   assert.ok(!fs.existsSync(path.join(tmp, '.procvisor-logs')))
 })

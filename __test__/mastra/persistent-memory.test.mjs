@@ -35,7 +35,7 @@ async function started() {
   const warm = await flood(sb, 128 * MiB)
   assert.equal(await warm.received(), 128 * MiB)
   const served = rss.stop()
-  return { sb, socketPath: sb._conn.socketPath, supervisor, idle: () => Math.max(served, rssOf(supervisor)) }
+  return { sb, socketPath: sb._runtime.connection().socketPath, supervisor, idle: () => Math.max(served, rssOf(supervisor)) }
 }
 
 const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024

@@ -77,7 +77,7 @@ describe('the output of a persistent sandbox', () => {
     assert.equal(remoteResult.stdout, '\ufffd\ufffda\u00e9\u0000z')
 
     // A client of the wire gets the bytes themselves, in OUT frames, no text in between.
-    const socket = net.connect(sb._conn.socketPath)
+    const socket = net.connect(sb._runtime.connection().socketPath)
     await new Promise((r) => socket.once('connect', r))
     const frames = new FrameReader()
     const got = []
@@ -127,7 +127,7 @@ describe('the output of a persistent sandbox', () => {
     await sb.start()
     const h = await sb.processes.spawn('true')
     await h.wait()
-    const socket = net.connect(sb._conn.socketPath)
+    const socket = net.connect(sb._runtime.connection().socketPath)
     await new Promise((r) => socket.once('connect', r))
     const frames = new FrameReader()
     const got = []

@@ -149,7 +149,7 @@ await sb.detach()`,
   it('the supervisor checks every terminal call and serves on', async () => {
     const sb = await each.start()
     const t = await sb.terminals.create({ command: ['sleep', '100'] })
-    const conn = await Connection.open(sb._conn.socketPath)
+    const conn = await Connection.open(sb._runtime.connection().socketPath)
     try {
       await assert.rejects(conn.call('terminalCreate', { argv: 'sh' }), SandboxProtocolError)
       await assert.rejects(conn.call('terminalCreate', { argv: [] }), InvalidProcessOptionError)

@@ -1,14 +1,12 @@
 'use strict'
 // The local backend: processes run by this Node process on procvisor's native core (every
-// sandbox that is not persistent, and the manager outside a sandbox), and the lifecycle of a
-// sandbox whose running state lives in this Node process (lifetime.js).
+// sandbox that is not persistent, and the manager outside a sandbox). What holds the sandbox
+// running is its runtime's (runtime/in-process.js).
 
 const { launch, listenersOf } = require('../../lib/process/core.js')
-const { request, ProcessManager } = require('../../lib/faces/manager.js')
+const { request } = require('../../lib/faces/manager.js')
 const { binding } = require('../../lib/native/native.js')
-const { ProcessManagerClosedError } = require('../../lib/native/errors.js')
 const { ending, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
-const { RunningSandbox, runningSandboxes } = require('../lifetime.js')
 const { isName } = require('../../lib/process/names.js')
 
 /** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
@@ -40,10 +38,7 @@ function localProcess(core) {
   }
 }
 
-/**
- * NativeProcessManager's spawn, list, get and release for processes of this Node process, and
- * the sandbox's find, connect, create, start, stop and destroy around Mastra's own (`mastra`).
- */
+/** NativeProcessManager's spawn, list, get and release, and a sandbox's terminals, for processes of this Node process. */
 const local = {
   /** Starts `command` here; `handle` gets its output from the first byte. */
   async spawn(manager, handle, command, spec) {
@@ -61,7 +56,7 @@ const local = {
       shutdown: o.shutdown,
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
-    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment(), manager.sandbox?._logFiles)
+    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment(), manager.sandbox?._runtime?.logFiles)
     manager._names.reserve(o.name)
     let core
     try {
@@ -88,92 +83,20 @@ const local = {
 
   /** A terminal of the running sandbox, on its manager of terminals (made at the first). */
   async createTerminal(sandbox, spec) {
-    const running = sandbox._running
-    if (!running) throw new ProcessManagerClosedError(`sandbox ${sandbox.id} is ${sandbox.status}, not running; start() starts it`)
-    const logs = sandbox._logFiles
-    running.terminalManager ??= new ProcessManager({
-      workingDirectory: sandbox.workingDirectory,
-      containment: 'auto',
-      ...(logs && { logDirectory: logs.directory, logMaxBytes: logs.maxBytes, logKeep: logs.keep }),
-    })
-    return running.terminalManager.createTerminal({ command: spec.argv, cwd: spec.cwd, env: spec.env, cols: spec.cols, rows: spec.rows })
+    const manager = sandbox._runtime.terminalManager({ create: true })
+    return manager.createTerminal({ command: spec.argv, cwd: spec.cwd, env: spec.env, cols: spec.cols, rows: spec.rows })
   },
 
   async getTerminal(sandbox, id) {
-    const manager = sandbox._running?.terminalManager
+    const manager = sandbox._runtime.terminalManager()
     return manager ? manager.getTerminal(id) : null
   },
 
   async listTerminals(sandbox) {
-    const manager = sandbox._running?.terminalManager
+    const manager = sandbox._runtime.terminalManager()
     if (!manager) return []
     const terminals = await Promise.all((await manager.listTerminals()).map((s) => manager.getTerminal(s.id)))
     return terminals.filter(Boolean)
-  },
-
-  /** Joins the sandbox with this id and directory running in this Node process, else Mastra's find. */
-  async find(sandbox, mastra, options) {
-    sandbox._leaveRunning()
-    const key = `${sandbox.id}\0${sandbox.workingDirectory}`
-    const found = runningSandboxes.get(key)
-    if (found && !found.ended) return found
-    // Registered before the first await, so a sandbox started meanwhile joins this one.
-    const running = new RunningSandbox(key, sandbox._timeoutMs, sandbox.processes._tracked, sandbox.processes._dismissed)
-    runningSandboxes.set(key, running)
-    sandbox._joinRunning(running)
-    return sandbox._leavingOnError(() => mastra.find(options))
-  },
-
-  async connect(sandbox, mastra, handle, options) {
-    if (handle instanceof RunningSandbox) {
-      sandbox._joinRunning(handle)
-      return sandbox._leavingOnError(() => mastra.connect(sandbox.workingDirectory, options))
-    }
-    return sandbox._leavingOnError(() => mastra.connect(handle, options))
-  },
-
-  async create(sandbox, mastra, options) {
-    return sandbox._leavingOnError(() => mastra.create(options))
-  },
-
-  async start(sandbox, mastra, options) {
-    return mastra.start(options)
-  },
-
-  async stop(sandbox, mastra) {
-    await sandbox.processes._launches.settled()
-    await sandbox.processes._stackDown()
-    const { running, ending } = sandbox._leaveRunning({ end: true })
-    await running?.closeTerminals()
-    if (running?.expired) {
-      // Marked just before Mastra's stop kills them, and only those still running then: an
-      // earlier end is the process's own.
-      for (const handle of running.tracked.values()) {
-        if (handle._process?.running) handle._lifetimeMs = running.timeoutMs
-      }
-    }
-    await mastra.stop()
-    const name = sandbox._checkpointName
-    if (sandbox._snapshotOnStop && !running?.destroying && !running?.captured.has(name)) {
-      running?.captured.add(name)
-      await sandbox.snapshot()
-    }
-    if (ending) await sandbox._stopJoined(running)
-  },
-
-  async destroy(sandbox, mastra) {
-    const { running, ending } = sandbox._leaveRunning({ end: true })
-    if (running) running.destroying = true
-    await sandbox.processes._launches.settled()
-    await sandbox.processes._stackDown()
-    await running?.closeTerminals()
-    await mastra.destroy()
-    if (ending) await sandbox._stopJoined(running)
-    await sandbox._removeOwnCheckpoints()
-  },
-
-  expiresAt(sandbox) {
-    return sandbox._running?.expiresAt
   },
 }
 

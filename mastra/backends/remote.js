@@ -1,13 +1,10 @@
 'use strict'
-// The remote backend: a persistent NativeLocalSandbox's side of its supervisor. The processes
-// run under the supervisor; this Node process starts, lists and attaches to them over the
-// connection (NativeProcessManager's spawn, list, get and release), and the sandbox finds,
-// starts, attaches to, ends and lets go of (`detach()`) the supervisor itself.
+// The remote backend: a persistent NativeLocalSandbox's processes, which run under its
+// supervisor; this Node process starts, lists and attaches to them over the connection its
+// runtime holds (runtime/supervised.js).
 
 const path = require('node:path')
-const { SandboxSupervisorLostError, ProcessNotFoundError, invalidOption } = require('../../lib/native/errors.js')
-const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client/client.js')
-const { socketPath } = require('../../lib/persistent/wire/location.js')
+const { ProcessNotFoundError } = require('../../lib/native/errors.js')
 const { processPort, terminalOf } = require('../../lib/persistent/client/port.js')
 const { stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { checkName, isName } = require('../../lib/process/names.js')
@@ -59,14 +56,11 @@ function remoteProcess(conn, answer, { spawned = false } = {}) {
   }
 }
 
-/**
- * NativeProcessManager's spawn, list, get and release in a persistent sandbox, and the sandbox's
- * find, connect, create, start, stop and destroy around Mastra's own (`mastra`).
- */
+/** NativeProcessManager's spawn, list, get and release, and a sandbox's terminals, in a persistent sandbox. */
 const remote = {
   /** The supervisor starts `command`; `handle` gets its output from the first byte. */
   async spawn(manager, handle, command, spec) {
-    const conn = manager.sandbox._connection()
+    const conn = manager.sandbox._runtime.connection()
     const o = spec.options
     // The supervisor keeps names unique among its processes; their form is checked before the call.
     checkName(o.name)
@@ -97,7 +91,7 @@ const remote = {
    */
   async list(manager) {
     // Not attached (never started, stopped, detached): nothing of the sandbox is known here.
-    const conn = manager.sandbox._conn
+    const conn = manager.sandbox._runtime.currentConnection()
     if (!conn) return []
     const dismissed = manager._dismissed
     return (await conn.call('list')).filter((p) => !dismissed.has(p.pid))
@@ -111,7 +105,7 @@ const remote = {
     // A name's process is the supervisor's to say (another Node process may have taken it since).
     let tracked = isName(pid) ? undefined : manager._tracked.get(pid)
     if (tracked) return tracked
-    const conn = manager.sandbox._connection()
+    const conn = manager.sandbox._runtime.connection()
     // The pid it was spawned with, which keys it here and on the socket (a name, or a service's
     // current pid, is another way to it): a process tracked already is not attached twice.
     const key = await conn.call('lookup', { pid: String(pid) })
@@ -136,13 +130,13 @@ const remote = {
 
   /** The supervisor forgets the process too, once it exited. */
   release(manager, pid) {
-    const conn = manager.sandbox._conn
-    if (conn && !conn.lostError) conn.call('release', { pid: String(pid) }).catch(() => {})
+    const conn = manager.sandbox._runtime.attached()
+    if (conn) conn.call('release', { pid: String(pid) }).catch(() => {})
   },
 
   /** The supervisor starts the terminal and keeps it, for this Node process and the next. */
   async createTerminal(sandbox, spec) {
-    const conn = sandbox._connection()
+    const conn = sandbox._runtime.connection()
     const env = {}
     // Resolved here: the supervisor's own directory and environment are not this process's.
     for (const [k, v] of Object.entries(spec.env)) if (v !== undefined) env[k] = v
@@ -151,144 +145,16 @@ const remote = {
   },
 
   async getTerminal(sandbox, id) {
-    const conn = sandbox._connection()
+    const conn = sandbox._runtime.connection()
     const info = await conn.call('terminalGet', { id })
     return info ? terminalOf(conn, info) : null
   },
 
   async listTerminals(sandbox) {
-    const conn = sandbox._conn
+    const conn = sandbox._runtime.currentConnection()
     if (!conn) return []
     return (await conn.call('terminalList')).map((info) => terminalOf(conn, info))
   },
-
-  /** The supervisor serving the id, if one answers; else Mastra's find of the working directory. */
-  async find(sandbox, mastra, options) {
-    return (await sandbox._findSupervisor()) ?? mastra.find(options)
-  },
-
-  async connect(sandbox, mastra, handle, options) {
-    if (handle instanceof Connection) {
-      sandbox._attach(handle, 'joined')
-      return mastra.connect(sandbox.workingDirectory, options)
-    }
-    // The working directory is there, no supervisor serves the id: one starts.
-    await mastra.connect(handle, options)
-    return sandbox._startSupervisor()
-  },
-
-  async create(sandbox, mastra, options) {
-    await mastra.create(options)
-    return sandbox._startSupervisor()
-  },
-
-  /** A lost or detached supervisor is found or started again rather than reported running. */
-  async start(sandbox, mastra, options) {
-    if (sandbox.status === 'running' && (!sandbox._conn || sandbox._conn.lostError)) sandbox.status = 'stopped'
-    return mastra.start(options)
-  },
-
-  /** The supervisor ends with its processes, then Mastra's stop, then the capture. */
-  async stop(sandbox, mastra) {
-    await sandbox.processes._stackDown()
-    await sandbox._endSupervisor()
-    await mastra.stop()
-    if (sandbox._snapshotOnStop) await sandbox.snapshot()
-  },
-
-  async destroy(sandbox, mastra) {
-    await sandbox.processes._stackDown()
-    await sandbox._endSupervisor()
-    await mastra.destroy()
-    return sandbox._removeOwnCheckpoints()
-  },
-
-  expiresAt(sandbox) {
-    return sandbox._conn?.sandbox?.expiresAt
-  },
 }
 
-/** The sandbox methods that speak to its supervisor (added to NativeLocalSandbox). */
-class SupervisorMethods {
-  /**
-   * Lets go of a persistent sandbox without stopping it: its processes run on until its
-   * lifetime ends, and a later `start()` (here or in another Node process) attaches again.
-   */
-  async detach() {
-    if (!this._persistent) throw invalidOption('detach() is for persistent sandboxes (persistent: true); stop() ends this one')
-    const conn = this._conn
-    this._conn = undefined
-    if (conn) conn.close()
-    if (this.status === 'running') this.status = 'stopped'
-  }
-
-  /** @internal The live connection, or the typed error of its loss. */
-  _connection() {
-    const conn = this._conn
-    if (!conn) throw new SandboxSupervisorLostError(`sandbox ${this.id} is not attached; start() attaches it`)
-    if (conn.lostError) throw conn.lostError
-    return conn
-  }
-
-  /** @internal */
-  _supervisorConfig() {
-    return {
-      id: String(this.id),
-      workingDirectory: path.resolve(this.workingDirectory),
-      socketPath: socketPath(this.id),
-      timeoutMs: this._timeoutMs,
-      checkpointsDirectory: this._checkpointsDirectory === undefined ? null : path.resolve(this._checkpointsDirectory),
-      snapshot: this._snapshotOnStop ? { checkpointsDirectory: path.resolve(this._checkpointsDirectory), checkpointName: this._checkpointName } : null,
-      logFiles: this._logFiles,
-    }
-  }
-
-  /** @internal The supervisor already serving this id, if one answers. */
-  async _findSupervisor() {
-    const conn = await findSupervisor(socketPath(this.id))
-    if (!conn) return undefined
-    const wd = path.resolve(this.workingDirectory)
-    if (conn.sandbox.workingDirectory !== wd) {
-      conn.close()
-      throw invalidOption(`sandbox ${this.id} is running in ${conn.sandbox.workingDirectory}, not in ${wd}: one id is one sandbox`)
-    }
-    return conn
-  }
-
-  /** @internal Starts the supervisor (or joins one that won the race to start) and attaches. */
-  async _startSupervisor() {
-    const conn = await startSupervisor(this._supervisorConfig())
-    this._attach(conn, conn.startedHere ? 'started' : 'joined')
-  }
-
-  /** @internal `supervisor`: whether this acquisition started it (`'started'`) or joined it. */
-  _attach(conn, supervisor) {
-    if (this._conn && this._conn !== conn) this._conn.close()
-    this._conn = conn
-    this._supervisorStart = supervisor
-    // Handles of an earlier connection speak to a supervisor this object no longer uses.
-    this.processes._tracked = new Map()
-    this.processes._dismissed = new Set()
-    conn.once('lost', (error) => {
-      // A sandbox that ended (its lifetime, a stop from another Node process) is stopped here
-      // too, as a local one whose lifetime ended is; a supervisor that died is reported lost.
-      if (conn.ended && this._conn === conn && this.status === 'running') this.status = 'stopped'
-      this.logger.warn('The supervisor of a persistent sandbox is gone', { sandbox: this.id, error: error.message })
-    })
-  }
-
-  /** @internal stop() and destroy() of a persistent sandbox: the supervisor ends with its processes. */
-  async _endSupervisor() {
-    const conn = this._conn
-    this._conn = undefined
-    if (!conn || conn.lostError) return
-    try {
-      await conn.call('shutdown')
-    } catch (error) {
-      if (!(error instanceof SandboxSupervisorLostError)) throw error
-    }
-    conn.close()
-  }
-}
-
-module.exports = { remote, SupervisorMethods }
+module.exports = { remote }
