@@ -183,6 +183,25 @@ class ProcessManager {
     return this._byPid.get(String(pid))
   }
 
+  /**
+   * @internal The Mastra surface's handle of `pid` without reading it (no prune on read), for a
+   * server of this manager to many clients (a persistent sandbox's supervisor): by the pid it was
+   * spawned with, its name, or the pid of a service's current run.
+   */
+  _find(pid) {
+    const r = this._mastraRecord(pid)
+    if (r) return r.handle
+    const key = String(pid)
+    for (const r of this._byPid.values()) if (r.core.service && String(r.core.currentPid) === key) return r.handle
+    return undefined
+  }
+
+  /** @internal Every handle the Mastra surface tracks, in spawn order, the exited beyond its cap gone (see `_find`). */
+  _handles() {
+    this._prune()
+    return [...this._byPid.values()].map((r) => r.handle)
+  }
+
   // ---- Mastra surface ------------------------------------------------------------------------
 
   /**

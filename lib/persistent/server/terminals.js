@@ -5,7 +5,6 @@
 // Node process that opened it and are there for the next one.
 
 const errors = require('../../native/errors')
-const { ProcessManager } = require('../../faces/manager')
 const { Terminal } = require('../../faces/terminal')
 const { decodeValue } = require('../wire/values')
 const { followed } = require('./connection')
@@ -16,27 +15,16 @@ const { logStart } = require('../../process/observe')
 const METHODS = new Set(['write', 'resize', 'interrupt', 'kill', 'terminate', 'getSnapshot', 'status', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'restart'])
 
 /**
- * The terminal calls of a supervisor serving `workingDirectory`; `ending()` says whether the
- * sandbox is stopping (no terminal starts then), `logFiles()` where the logs go (wire/log-files.js).
- * `close()` kills them all, for the sandbox's end.
+ * The terminal calls of a supervisor whose processes run on `manager()`; `ending()` says whether
+ * the sandbox is stopping (no terminal starts then), `logFiles()` whether its processes write
+ * logs (wire/log-files.js). The manager's end is theirs.
  */
-function supervisorTerminals({ workingDirectory, logFiles, ending }) {
-  let made
-  // Made at the first terminal: where the logs go is known only once the supervisor serves.
-  const managerOf = () => {
-    const logs = logFiles()
-    made ||= new ProcessManager({
-      workingDirectory,
-      containment: 'auto',
-      ...(logs && { logDirectory: logs.directory, logMaxBytes: logs.maxBytes, logKeep: logs.keep }),
-    })
-    return made
-  }
+function supervisorTerminals({ manager, logFiles, ending }) {
   /** Terminal id → { core, streams }: what LogStream (feed.js) reads a terminal's output from. */
   const logged = new Map()
 
   async function terminalOf(id) {
-    const t = await managerOf().getTerminal(id)
+    const t = await manager().getTerminal(id)
     if (!t) throw new errors.ProcessNotFoundError(`No terminal ${id} in this sandbox`)
     return t
   }
@@ -47,7 +35,7 @@ function supervisorTerminals({ workingDirectory, logFiles, ending }) {
   function logRecord(t) {
     let rec = logged.get(t.id)
     if (!rec) {
-      rec = { core: t._port, streams: new Set(), logFiles: logFiles() !== null }
+      rec = { core: t._port, streams: new Set(), logFiles: logFiles() }
       logged.set(t.id, rec)
       t._port.native.setReaderWake(() => {
         for (const st of [...rec.streams]) st.next()
@@ -60,18 +48,18 @@ function supervisorTerminals({ workingDirectory, logFiles, ending }) {
     async terminalCreate(client, a) {
       if (ending()) throw new errors.ProcessManagerClosedError('The sandbox is stopping')
       if (a.argv.length === 0) throw errors.invalidOption('a terminal needs a command')
-      const t = await managerOf().createTerminal({ command: a.argv, cwd: a.cwd, env: a.env, cols: a.cols, rows: a.rows })
+      const t = await manager().createTerminal({ command: a.argv, cwd: a.cwd, env: a.env, cols: a.cols, rows: a.rows })
       return describeTerminal(t)
     },
 
     async terminalGet(client, a) {
-      const t = await managerOf().getTerminal(a.id)
+      const t = await manager().getTerminal(a.id)
       return t ? describeTerminal(t) : null
     },
 
     async terminalList() {
       const out = []
-      for (const s of await managerOf().listTerminals()) out.push({ id: s.id, pid: s.pid })
+      for (const s of await manager().listTerminals()) out.push({ id: s.id, pid: s.pid })
       return out
     },
 
@@ -99,7 +87,7 @@ function supervisorTerminals({ workingDirectory, logFiles, ending }) {
     },
   }
 
-  return { ops, close: async () => made?.close() }
+  return { ops }
 }
 
 module.exports = { supervisorTerminals }
