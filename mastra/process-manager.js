@@ -68,12 +68,10 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
      */
     async _stackDown() {
       if (!this._stack) return
-      // Straight to the backend: Mastra's wrapped get() would wait for the sandbox to be running,
-      // and it is stopping.
-      const backend = this._backend()
+      // Mastra's wrapped get() would wait for the sandbox to be running, and it is stopping.
       const target = {
         find: async (name) => {
-          const view = (await backend.get(this, name).catch(() => undefined))?.nativeHandle
+          const view = (await this._peek(name).catch(() => undefined))?.nativeHandle
           return view && (await view.status()).state !== 'exited' ? view : null
         },
       }
@@ -94,6 +92,15 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
      * retained output.
      */
     async get(pid) {
+      return this._backend().get(this, pid)
+    }
+
+    /**
+     * @internal The handle of `pid` (or a name) as `get()` finds it, without Mastra's rules around
+     * it: no wait for the sandbox to run, and an exited process is not forgotten for being read
+     * (the web view and a stack going down look without taking it away from the program).
+     */
+    async _peek(pid) {
       return this._backend().get(this, pid)
     }
 

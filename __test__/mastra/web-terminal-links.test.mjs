@@ -64,5 +64,30 @@ for (const backend of BACKENDS.filter((b) => b.native)) {
         await onPty.kill()
       }
     })
+
+    it("a sandbox's terminals are listed in its group, each with a terminal link and socket", async () => {
+      const sb = backend.make({ workingDirectory: tempDir('procvisor-web-links-'), env: { PATH: process.env.PATH } })
+      made.push(sb)
+      await sb.start()
+      const t = await sb.terminals.create({ command: 'sleep 302' })
+      const view = await createWebView({ sandboxes: [sb] })
+      try {
+        const u = new URL(view.url)
+        const jar = `procvisor_web_${u.port}=${u.searchParams.get('token')}`
+        const index = await get(u, jar, '/')
+        const row = index.body.split('<tr').find((r) => r.includes(`>${t.pid}<`))
+        assert.ok(row, `terminal ${t.id} (pid ${t.pid}) is not listed:\n${index.body}`)
+        // A terminal's row opens its terminal page, its log beside it.
+        const link = /href="\/t\/([^/"]+)\/([^/"]+)"/.exec(row)
+        assert.ok(link, row)
+        assert.equal(decodeURIComponent(link[2]), t.id)
+        const key = link[1]
+        assert.equal((await get(u, jar, `/t/${key}/${encodeURIComponent(t.id)}`)).status, 200)
+        assert.equal(await upgradeStatus(u, jar, `/ws/terminal/${key}/${encodeURIComponent(t.id)}`), 101)
+      } finally {
+        await view.close()
+        await t.terminate()
+      }
+    })
   })
 }

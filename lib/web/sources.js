@@ -79,8 +79,16 @@ function managerGroup(manager, key, index) {
   }
 }
 
-/** A Mastra sandbox of this Node process (NativeLocalSandbox): its `processes`. */
+/**
+ * A Mastra sandbox of this Node process (NativeLocalSandbox): its `processes` and its
+ * `terminals`. A process is looked at without being read in Mastra's sense (`_peek`): opening
+ * the index must not make an exited process's page, or the program's own `get()`, miss it.
+ */
 function sandboxGroup(sandbox, key) {
+  const pm = sandbox.processes
+  const peek = (ref) => (typeof pm._peek === 'function' ? pm._peek(ref) : pm.get(ref)).catch(() => undefined)
+  const terminals = sandbox.terminals
+  const terminalOf = async (ref) => (terminals && sandbox.status === 'running' ? await terminals.get(ref).catch(() => null) : null)
   return {
     key,
     kind: 'sandbox',
@@ -88,8 +96,8 @@ function sandboxGroup(sandbox, key) {
     detail: sandbox.workingDirectory ?? '',
     async processes() {
       const out = []
-      for (const p of await sandbox.processes.list()) {
-        const handle = await sandbox.processes.get(String(p.pid)).catch(() => undefined)
+      for (const p of await pm.list()) {
+        const handle = await peek(String(p.pid))
         const status = await handle?.nativeHandle?.status().catch(() => undefined)
         out.push({
           ref: String(p.pid),
@@ -103,12 +111,27 @@ function sandboxGroup(sandbox, key) {
           ...measures(status),
         })
       }
+      if (terminals && sandbox.status === 'running') {
+        for (const t of await terminals.list()) {
+          const status = await t.status().catch(() => undefined)
+          out.push({
+            ref: t.id,
+            command: t.id,
+            pid: t.pid,
+            state: status?.state ?? 'running',
+            exitCode: status?.exit ? status.exit.code : undefined,
+            terminal: true,
+            pty: true,
+            ...measures(status),
+          })
+        }
+      }
       return out
     },
     canStop: typeof sandbox.stop === 'function',
     canDestroy: typeof sandbox.destroy === 'function',
     async act(ref, action, signal) {
-      const target = (await sandbox.processes.get(ref).catch(() => undefined))?.nativeHandle
+      const target = (await terminalOf(ref)) ?? (await peek(ref))?.nativeHandle
       if (!target) return false
       if (action === 'kill') await target.kill(signal)
       else await target.restart()
@@ -119,8 +142,9 @@ function sandboxGroup(sandbox, key) {
       return true
     },
     async open(ref) {
-      const handle = await sandbox.processes.get(ref)
-      const target = handle && handle.nativeHandle
+      const terminal = await terminalOf(ref)
+      if (terminal) return { target: terminal, close() {} }
+      const target = (await peek(ref))?.nativeHandle
       return target ? { target, close() {} } : null
     },
   }
