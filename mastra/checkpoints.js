@@ -83,7 +83,7 @@ class Checkpointing {
   }
 
   /** Mastra's restore of an empty or missing working directory on start, from the first of `names` there is. */
-  async seed(names) {
+  async restoreOnStart(names) {
     const wd = this.sandbox.workingDirectory
     names = names.filter((name) => name !== undefined)
     if (names.length === 0) return

@@ -244,7 +244,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
 
     /** @internal Mastra's restore of an empty or missing working directory on start, done natively. */
     _seedFromCheckpoint() {
-      return this._checkpointing.seed([this._checkpointName, this._seedCheckpointName])
+      return this._checkpointing.restoreOnStart([this._checkpointName, this._seedCheckpointName])
     }
 
     /** Mastra's `getInfo()`, with the end of the lifetime (`timeoutAt`, `metadata.expiresAt`). */
