@@ -6,10 +6,10 @@
 
 const { pruneExited } = require('../lib/process/mastra-rules.js')
 const { binding } = require('../lib/native/native.js')
+const { ProcessManager } = require('../lib/faces/manager.js')
 const { sandboxDirectory, commandCwd } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
 const { local } = require('./backends/local.js')
-const { NameTable } = require('../lib/process/names.js')
 const { Launches } = require('../lib/process/launches.js')
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */
@@ -54,12 +54,6 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
     get _launches() {
       this.__launches ??= new Launches()
       return this.__launches
-    }
-
-    /** @internal The `name` option's table for the processes of this Node process (a persistent sandbox's supervisor keeps its own). */
-    get _names() {
-      this.__names ??= new NameTable((h) => h.exitCode === undefined)
-      return this.__names
     }
 
     /**
@@ -125,6 +119,18 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
       this._backend().release(this, pid)
     }
 
+    /**
+     * @internal The in-process backend this object's processes run on when they run here: the
+     * running sandbox's (shared by its objects, ended with it), or, in a sandbox that is not a
+     * NativeLocalSandbox, one of this object's own. `create: false`: null rather than made.
+     */
+    _inProcess({ create = true } = {}) {
+      const runtime = this.sandbox?._runtime
+      if (runtime) return runtime.processManager({ create })
+      if (create) this.__inProcess ??= new ProcessManager({ workingDirectory: '/', containment: 'auto' })
+      return this.__inProcess ?? null
+    }
+
     /** @internal Where the processes run: the sandbox's supervisor when it is persistent, else here. */
     _backend() {
       return this.sandbox?._backend ?? local
@@ -132,14 +138,13 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
 
     /** @internal Its tables of processes (tracked, dismissed, by name), which a runtime shares among the objects of one sandbox. */
     _tables() {
-      return { tracked: this._tracked, dismissed: this._dismissed, names: this._names }
+      return { tracked: this._tracked, dismissed: this._dismissed }
     }
 
     /** @internal Spawns and lookups use these tables from now on; a table not given stays. */
-    _useTables({ tracked, dismissed, names }) {
+    _useTables({ tracked, dismissed }) {
       if (tracked) this._tracked = tracked
       if (dismissed) this._dismissed = dismissed
-      if (names) this.__names = names
     }
 
     /** @internal What lib/stack/ brings up and down in this sandbox. */

@@ -96,9 +96,11 @@ class ProcessManager {
 
   /**
    * Launches and records a process. The launch is in `_launches` until it is recorded, so that
-   * close() racing it still finds and kills it before resolving.
+   * close() racing it still finds and kills it before resolving. `mastra`: tracked by the Mastra
+   * surface; `hold`: stdout held at its first byte for a reader (see `launch`), which a handle of
+   * its own has; a Mastra handle fed through `listeners` (procvisor/mastra's) reads none.
    */
-  _start(face, req, listeners, mastra) {
+  _start(face, req, listeners, mastra, hold = mastra) {
     if (this._closed) return Promise.reject(closedError())
     const o = req.options
     const name = o !== null && typeof o === 'object' ? o.name : undefined
@@ -110,7 +112,7 @@ class ProcessManager {
     const meta = { command: typeof req.command === 'string' ? req.command : undefined, manager: this, name }
     // A Mastra handle has a `reader` that replays stdout from its first byte. The launch is
     // recorded, and checked against a close, in the one reaction to the native launch.
-    const recorded = launch(face, req, meta, listeners, mastra).then(
+    const recorded = launch(face, req, meta, listeners, hold).then(
       (core) => {
         const record = this._track(core, mastra)
         this._names.bind(name, record)

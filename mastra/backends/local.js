@@ -3,7 +3,7 @@
 // sandbox that is not persistent, and the manager outside a sandbox). What holds the sandbox
 // running is its runtime's (runtime/in-process.js).
 
-const { launch, listenersOf } = require('../../lib/process/core.js')
+const { listenersOf } = require('../../lib/process/core.js')
 const { request } = require('../../lib/faces/manager.js')
 const { binding } = require('../../lib/native/native.js')
 const { ending, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
@@ -38,7 +38,12 @@ function localProcess(core) {
   }
 }
 
-/** NativeProcessManager's spawn, list, get and release, and a sandbox's terminals, for processes of this Node process. */
+/**
+ * NativeProcessManager's spawn, list, get and release, and a sandbox's terminals, for processes
+ * of this Node process: on the in-process backend, the running sandbox's ProcessManager (the
+ * backend a persistent sandbox's supervisor serves too), which keeps them, their names and
+ * terminals, and ends them with the sandbox.
+ */
 const local = {
   /** Starts `command` here; `handle` gets its output from the first byte. */
   async spawn(manager, handle, command, spec) {
@@ -54,48 +59,46 @@ const local = {
       readiness: o.readiness,
       liveness: o.liveness,
       shutdown: o.shutdown,
+      name: o.name,
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
     const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment(), manager.sandbox?._runtime?.logFiles)
-    manager._names.reserve(o.name)
-    let core
-    try {
-      core = await launch('shell', req, { command, name: o.name }, listeners)
-    } catch (e) {
-      manager._names.release(o.name)
-      throw e
-    }
+    // Tracked by the backend's Mastra surface (names, lookups); its output reaches the handle
+    // through the listeners, so no reader is held for.
+    const { core } = await manager._inProcess()._start('shell', req, listeners, true, false)
     handle._attach(localProcess(core))
-    manager._names.bind(o.name, handle)
   },
 
   async list(manager) {
     return [...manager._tracked.values()].map((h) => processInfo(h))
   },
 
+  /** A tracked handle by its pid, or by the name of a live process the backend knows it by. */
   async get(manager, pid) {
     if (!isName(pid)) return manager._tracked.get(pid)
-    const named = manager._names.get(pid)
-    return named && manager._tracked.get(named.pid) === named ? named : undefined
+    const found = manager._inProcess()._find(pid)
+    return found ? manager._tracked.get(found.pid) : undefined
   },
 
-  release() {},
+  /** The backend forgets it too (its Processes API table keeps the last exited ones). */
+  release(manager, pid) {
+    manager._inProcess({ create: false })?.release(pid)
+  },
 
-  /** A terminal of the running sandbox, on its manager of terminals (made at the first). */
+  /** A terminal of the running sandbox, on its backend. */
   async createTerminal(sandbox, spec) {
-    const manager = sandbox._runtime.terminalManager({ create: true })
-    return manager.createTerminal({ command: spec.argv, cwd: spec.cwd, env: spec.env, cols: spec.cols, rows: spec.rows })
+    return sandbox._runtime.processManager({ create: true }).createTerminal({ command: spec.argv, cwd: spec.cwd, env: spec.env, cols: spec.cols, rows: spec.rows })
   },
 
   async getTerminal(sandbox, id) {
-    const manager = sandbox._runtime.terminalManager()
-    return manager ? manager.getTerminal(id) : null
+    const backend = sandbox._runtime.processManager()
+    return backend ? backend.getTerminal(id) : null
   },
 
   async listTerminals(sandbox) {
-    const manager = sandbox._runtime.terminalManager()
-    if (!manager) return []
-    const terminals = await Promise.all((await manager.listTerminals()).map((s) => manager.getTerminal(s.id)))
+    const backend = sandbox._runtime.processManager()
+    if (!backend) return []
+    const terminals = await Promise.all((await backend.listTerminals()).map((s) => backend.getTerminal(s.id)))
     return terminals.filter(Boolean)
   },
 }

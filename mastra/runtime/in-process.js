@@ -25,8 +25,6 @@ class RunningSandbox {
     this.expired = false
     this.tracked = tracked
     this.dismissed = dismissed
-    /** The table of its processes' names, shared by every object of it (set as the first joins). */
-    this.names = undefined
     /** The InProcessRuntime of each object in it. */
     this.members = new Set()
     this.ended = false
@@ -34,8 +32,13 @@ class RunningSandbox {
     this.destroying = false
     /** Checkpoint names captured as it ended, so that its other objects do not capture them again. */
     this.captured = new Set()
-    /** The manager of its terminals (`sandbox.terminals`), made at the first. */
-    this.terminals = undefined
+    /**
+     * The in-process backend its processes and terminals run on, whichever of its objects starts
+     * them (one table of names, one end): made at the first.
+     */
+    this.processes = undefined
+    /** The end of `processes`, once it ends. */
+    this.closing = undefined
     // An unfinished lifetime is no reason for Node to stay up.
     this.lifetime = new Lifetime(timeoutMs, () => this.expire(), { keepAlive: false })
   }
@@ -50,15 +53,20 @@ class RunningSandbox {
     for (const member of [...this.members]) member.lifetimeExpired()
   }
 
-  /** Kills its terminals and waits for them; every Terminal object of it is stale from then on. */
-  closeTerminals() {
-    return this.terminals ? this.terminals.close() : Promise.resolve()
+  /**
+   * Ends its processes and terminals (each through its shutdown) and waits for them; every
+   * Terminal object of it is stale from then on. Begun by `end()`, after a turn: a stop marks
+   * what the lifetime kills before.
+   */
+  closed() {
+    return this.closing ?? Promise.resolve()
   }
 
   end() {
     this.ended = true
-    // A sandbox that ends takes its terminals with it, however it ends.
-    this.closeTerminals().catch(() => {})
+    // A sandbox that ends takes its processes and terminals with it, however it ends.
+    this.closing = this.processes?.close()
+    this.closing?.catch(() => {})
     this.lifetime.cancel()
     if (runningSandboxes.get(this.key) === this) runningSandboxes.delete(this.key)
   }
@@ -115,11 +123,11 @@ class InProcessRuntime {
       },
       release: async () => {
         const { running } = leave()
-        await running?.closeTerminals()
         if (!destroy && running?.expired) {
-          // Just before Mastra's stop kills them: those still running end by the lifetime.
+          // In the turn the end began, before its kills: those still running end by the lifetime.
           for (const handle of running.tracked.values()) handle._endingWithLifetime(running.timeoutMs)
         }
+        await running?.closed()
       },
       others: async () => {
         const { running, ending } = leave()
@@ -133,19 +141,23 @@ class InProcessRuntime {
     return this.running?.expiresAt
   }
 
-  /** The manager of the running sandbox's terminals: made by the first `create`, else null. */
-  terminalManager({ create = false } = {}) {
+  /**
+   * The in-process backend of the running sandbox (a ProcessManager: its processes and
+   * terminals), made by the first `create`, else null; ProcessManagerClosedError to create one
+   * when the sandbox is not running.
+   */
+  processManager({ create = false } = {}) {
     const running = this.running
-    if (!create) return running?.terminals ?? null
+    if (!create) return running?.processes ?? null
     const sandbox = this.sandbox
-    if (!running) throw new ProcessManagerClosedError(`sandbox ${sandbox.id} is ${sandbox.status}, not running; start() starts it`)
+    if (!running || running.ended) throw new ProcessManagerClosedError(`sandbox ${sandbox.id} is ${sandbox.status}, not running; start() starts it`)
     const logs = this.logFiles
-    running.terminals ??= new ProcessManager({
+    running.processes ??= new ProcessManager({
       workingDirectory: sandbox.workingDirectory,
       containment: 'auto',
       ...(logs && { logDirectory: logs.directory, logMaxBytes: logs.maxBytes, logKeep: logs.keep }),
     })
-    return running.terminals
+    return running.processes
   }
 
   /** Called by the running sandbox when its lifetime is over. */
@@ -165,8 +177,6 @@ class InProcessRuntime {
     }
     this.running = running
     running.members.add(this)
-    // One sandbox, one table of names, whichever of its objects spawns.
-    running.names ??= processes._tables().names
     processes._useTables(running)
   }
 
