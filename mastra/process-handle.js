@@ -40,8 +40,6 @@ function defineNativeProcessHandle(ProcessHandle) {
       })
       // A wait() that nobody makes must not be an unhandled rejection when the process is lost.
       this._waitPromise.catch(() => {})
-      /** @internal The sandbox lifetime (ms) whose end is killing this process, once it does. */
-      this._lifetimeMs = undefined
     }
 
     /** The OS pid (also the process group id), in decimal, on the side that runs the process. */
@@ -76,14 +74,6 @@ function defineNativeProcessHandle(ProcessHandle) {
       this._end = end
       this.exitCode = end.exitCode
       this._resolveWait(commandResult(end, this.stdout, this.stderr))
-    }
-
-    /**
-     * @internal The sandbox's lifetime (`ms`) ran out and its stop is about to kill what still
-     * runs: a process that ended before did so on its own, and is not marked.
-     */
-    _endingWithLifetime(ms) {
-      if (this._process?.running) this._lifetimeMs = ms
     }
 
     /** @internal The process can no longer be reached (its supervisor is gone): wait() rejects. */

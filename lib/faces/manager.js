@@ -349,6 +349,16 @@ class ProcessManager {
     return this._closing
   }
 
+  /**
+   * @internal close() as the end of a sandbox's lifetime (`ms`) does it: what still runs then is
+   * marked as killed by it (its Mastra end says so, ending in mastra-rules.js); what ended
+   * before ended on its own.
+   */
+  _closeAtLifetime(ms) {
+    for (const r of this._records.values()) if (r.core.exitCode() === undefined) r.core.lifetimeMs = ms
+    return this.close()
+  }
+
   async _close() {
     // A stack brought up here goes down first, in the reverse of its start order, each process
     // through its own shutdown; what is left then ends as below.

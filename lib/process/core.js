@@ -39,6 +39,8 @@ class ProcessCore {
     this.pumping = false
     this.ended = false
     this.finishing = undefined
+    /** The sandbox lifetime (ms) whose end killed it, if one did (a ProcessManager marks it). */
+    this.lifetimeMs = undefined
     /** Its input, in call order and bounded (stdin-queue.js), made at the first write. */
     this._stdin = undefined
   }

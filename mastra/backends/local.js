@@ -24,13 +24,9 @@ function localProcess(core) {
     port: core,
     pid: String(core.pid),
     name: core.name,
-    /** Whether it has not finished yet (exited, output drained). */
-    get running() {
-      return core.exitCode() === undefined
-    },
     feed(handle) {
       core.finish().then((exit) => {
-        const end = ending(exit, { timeoutMs: core.timeout, lifetimeMs: handle._lifetimeMs })
+        const end = ending(exit, { timeoutMs: core.timeout, lifetimeMs: core.lifetimeMs })
         if (end.note) handle.emitStderr(end.note)
         handle._ended(end)
       })

@@ -55,18 +55,22 @@ class RunningSandbox {
 
   /**
    * Ends its processes and terminals (each through its shutdown) and waits for them; every
-   * Terminal object of it is stale from then on. Begun by `end()`, after a turn: a stop marks
-   * what the lifetime kills before.
+   * Terminal object of it is stale from then on. At the end of its lifetime (not by a destroy),
+   * what still runs then is killed by it.
    */
   closed() {
-    return this.closing ?? Promise.resolve()
+    const backend = this.processes
+    this.closing ??= backend ? (this.expired && !this.destroying ? backend._closeAtLifetime(this.timeoutMs) : backend.close()) : Promise.resolve()
+    return this.closing
   }
 
-  end() {
+  /**
+   * It ends. `close`: its processes with it now (a start that failed, the last object leaving);
+   * a stop or destroy ends them itself (`closed()`), once its spawns settled and its stacks are down.
+   */
+  end({ close }) {
     this.ended = true
-    // A sandbox that ends takes its processes and terminals with it, however it ends.
-    this.closing = this.processes?.close()
-    this.closing?.catch(() => {})
+    if (close) this.closed().catch(() => {})
     this.lifetime.cancel()
     if (runningSandboxes.get(this.key) === this) runningSandboxes.delete(this.key)
   }
@@ -122,12 +126,7 @@ class InProcessRuntime {
         return leave().running ?? (alone ??= { destroying: destroy, captured: new Set() })
       },
       release: async () => {
-        const { running } = leave()
-        if (!destroy && running?.expired) {
-          // In the turn the end began, before its kills: those still running end by the lifetime.
-          for (const handle of running.tracked.values()) handle._endingWithLifetime(running.timeoutMs)
-        }
-        await running?.closed()
+        await leave().running?.closed()
       },
       others: async () => {
         const { running, ending } = leave()
@@ -191,7 +190,7 @@ class InProcessRuntime {
     this.running = undefined
     running.members.delete(this)
     const ending = !running.ended && (end || running.members.size === 0)
-    if (ending) running.end()
+    if (ending) running.end({ close: !end })
     return { running, ending }
   }
 

@@ -46,7 +46,7 @@ function servedProcesses({ manager, logFiles, ending }) {
   }
 
   function settle(rec, exit) {
-    const { note, ...result } = rules.ending(exit, { timeoutMs: rec.core.timeout, lifetimeMs: rec.lifetimeMs })
+    const { note, ...result } = rules.ending(exit, { timeoutMs: rec.core.timeout, lifetimeMs: rec.core.lifetimeMs })
     // Mastra's note on a timeout is part of stderr, after all output and before the exit, for
     // every subscriber alike. It is not the process's output, so not in its log: it goes apart.
     if (note) rec.note = note
@@ -124,7 +124,6 @@ function servedProcesses({ manager, logFiles, ending }) {
         finalSeq: 0,
         note: undefined,
         released: false,
-        lifetimeMs: undefined,
       }
       served.set(handle, rec)
       // The rest after the reply, which it does not need (the reply is on the path of every
@@ -252,8 +251,7 @@ function servedProcesses({ manager, logFiles, ending }) {
       ._handles()
       .map((h) => served.get(h))
       .filter((rec) => rec && rec.result === undefined)
-    if (lifetimeMs !== undefined) for (const rec of running) rec.lifetimeMs = lifetimeMs
-    await manager().close()
+    await (lifetimeMs === undefined ? manager().close() : manager()._closeAtLifetime(lifetimeMs))
     await Promise.all(running.map((rec) => rec.core.finish()))
   }
 
