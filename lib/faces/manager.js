@@ -27,6 +27,13 @@ const KEEP_EXITED = 64
  * A launch request as the native side reads it: the call's own values untouched, over the
  * environment layers and the working directory they resolve against. Only functions and
  * AbortSignals, which the native side cannot see, are checked here.
+ * @param {unknown} command
+ * @param {unknown} options
+ * @param {Array<Record<string, string | undefined>>} layers
+ * @param {string} cwd
+ * @param {'cgroup' | 'process-group'} containment
+ * @param {import('../../binding').NativeLogFiles | null} [logFiles]
+ * @returns {import('../../binding').LaunchRequest}
  */
 function request(command, options, layers, cwd, containment, logFiles) {
   const env = [{ PATH: process.env.PATH }]
