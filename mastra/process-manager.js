@@ -9,7 +9,7 @@ const { binding } = require('../lib/native/native.js')
 const { ProcessManager } = require('../lib/faces/manager.js')
 const { sandboxDirectory, commandCwd } = require('../lib/mastra/paths.js')
 const { traceMethods } = require('../lib/native/trace.js')
-const { local } = require('./backends/local.js')
+const { local } = require('./backends/index.js')
 const { Launches } = require('../lib/process/launches.js')
 
 /** Env values as the child sees them (Node's rule: `undefined` drops the name, others become strings). */

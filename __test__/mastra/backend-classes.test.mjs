@@ -71,6 +71,14 @@ it('a sandbox hands out objects of the same classes on both procvisor backends',
   assert.equal(native.terminal, procvisor.Terminal)
 })
 
+it('both process backends answer the one interface, and nothing beside it', () => {
+  const { local, remote, CALLS } = require(path.join(ROOT, 'mastra/backends/index.js'))
+  for (const [name, backend] of Object.entries({ local, remote })) {
+    assert.deepEqual(Object.keys(backend).sort(), [...CALLS].sort(), name)
+    for (const call of CALLS) assert.equal(typeof backend[call], 'function', `${name}.${call}`)
+  }
+})
+
 it('no module exports a class that mirrors the other backend', () => {
   const classes = exportedClasses()
   assert.ok(classes.length > 10, classes.join('\n'))

@@ -7,7 +7,7 @@
 const { Lifetime } = require('../../lib/process/lifetime.js')
 const { ProcessManager } = require('../../lib/faces/manager.js')
 const { ProcessManagerClosedError } = require('../../lib/native/errors.js')
-const { local } = require('../backends/local.js')
+const { local } = require('../backends/index.js')
 
 /**
  * The running sandboxes of this Node process, by id and resolved working directory. A sandbox

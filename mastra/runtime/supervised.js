@@ -7,7 +7,7 @@ const path = require('node:path')
 const { SandboxSupervisorLostError, invalidOption } = require('../../lib/native/errors.js')
 const { Connection, findSupervisor, startSupervisor } = require('../../lib/persistent/client/client.js')
 const { socketPath } = require('../../lib/persistent/wire/location.js')
-const { remote } = require('../backends/remote.js')
+const { remote } = require('../backends/index.js')
 
 /** A persistent sandbox's runtime; the interface is described in runtime/index.js. */
 class SupervisedRuntime {
