@@ -154,4 +154,18 @@ function terminalClient(port, query = '') {
   return c
 }
 
-module.exports = { terminalClient, alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }
+/** GET `pathname` of the server at `url` (a web view's) with raw `headers`: its status, headers and body. */
+function httpGet(url, pathname, headers = {}) {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = require('node:http').request({ host: u.hostname, port: u.port, path: pathname, headers }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+module.exports = { httpGet, terminalClient, alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }

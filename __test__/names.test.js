@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { ProcessManager, InvalidProcessOptionError } = require('..')
-const { alive, eventually } = require('./helpers')
+const { alive, eventually, httpGet } = require('./helpers')
 
 test('a bad name is refused before anything runs, on exec and spawn', async () => {
   const pm = new ProcessManager()
@@ -132,21 +132,11 @@ test('a service keeps its name across runs; a lookup by name finds its current r
 })
 
 test('the web view shows the name in its rows and opens a process page by its name', async () => {
-  const http = require('node:http')
   const { createWebView } = require('..')
   const pm = new ProcessManager()
   const view = await createWebView({ managers: [pm] })
   const u = new URL(view.url)
-  const get = (pathname, headers = {}) =>
-    new Promise((resolve, reject) => {
-      const req = http.request({ host: u.hostname, port: u.port, path: pathname, headers }, (res) => {
-        let body = ''
-        res.on('data', (d) => (body += d))
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }))
-      })
-      req.on('error', reject)
-      req.end()
-    })
+  const get = (pathname, headers = {}) => httpGet(view.url, pathname, headers)
   try {
     const proc = await pm.exec(['sleep', '30'], { name: 'web-api' })
     const first = await get(`/?token=${u.searchParams.get('token')}`, { 'sec-fetch-site': 'none' })

@@ -20,6 +20,14 @@ function tempDir(t) {
   return dir
 }
 
+/** A ProcessManager in a directory of the test's own, both gone after it. */
+function managerIn(t) {
+  const dir = tempDir(t)
+  const pm = new ProcessManager({ workingDirectory: dir })
+  t.after(() => pm.close())
+  return { dir, pm }
+}
+
 function configFile(t, name, text) {
   const file = path.join(tempDir(t), name)
   fs.writeFileSync(file, text)
@@ -93,10 +101,8 @@ test('a bad YAML file, and a name given twice, are refused with the line and col
 })
 
 test('pm.up() starts in dependency order, waiting for each condition, and down() stops in reverse through each shutdown', async (t) => {
-  const dir = tempDir(t)
+  const { dir, pm } = managerIn(t)
   const port = await freePort()
-  const pm = new ProcessManager({ workingDirectory: dir })
-  t.after(() => pm.close())
   // Each program notes its start, and the signal that ended it, in events.log.
   const note = (name, signal) =>
     `const fs=require('fs');const n=(w)=>fs.appendFileSync('events.log',w+' ${name} '+Date.now()+'\\n');n('start');process.on('${signal}',()=>{n('stop:${signal}');process.exit(0)});`
@@ -130,10 +136,8 @@ test('pm.up() starts in dependency order, waiting for each condition, and down()
 })
 
 test('a dependency that exits before it is ready fails its dependant, naming both, and the dependant never starts', async (t) => {
-  const dir = tempDir(t)
+  const { dir, pm } = managerIn(t)
   const port = await freePort()
-  const pm = new ProcessManager({ workingDirectory: dir })
-  t.after(() => pm.close())
   const config = {
     processes: {
       db: { command: 'echo no disk; exit 3', readiness: { port, periodMs: 50 } },
@@ -156,9 +160,7 @@ test('a dependency that exits before it is ready fails its dependant, naming bot
 })
 
 test('a bad config, a cycle, and a value only the spawn checks leave nothing running', async (t) => {
-  const dir = tempDir(t)
-  const pm = new ProcessManager({ workingDirectory: dir })
-  t.after(() => pm.close())
+  const { dir, pm } = managerIn(t)
   await assert.rejects(pm.up({ processes: { a: { command: 'touch a; sleep 30', dependsOn: { b: 'started' } }, b: { command: 'sleep 30', dependsOn: { a: 'started' } } } }), (e) => e instanceof InvalidProcessOptionError && /cycle/.test(e.message))
   await assert.rejects(pm.up({ processes: { a: { command: 'sleep 30', dependsOn: { nope: 'started' } } } }), InvalidProcessOptionError)
   assert.deepEqual(await pm.listProcesses(), [])
@@ -181,10 +183,8 @@ test("a file's stack runs in the file's directory, and a process's cwd is relati
 })
 
 test('an abort ends the wait for a dependency that never gets ready; the dependant is not started', async (t) => {
-  const dir = tempDir(t)
+  const { dir, pm } = managerIn(t)
   const port = await freePort()
-  const pm = new ProcessManager({ workingDirectory: dir })
-  t.after(() => pm.close())
   const config = {
     processes: {
       slow: { command: 'sleep 30', readiness: { port, periodMs: 50 } },

@@ -9,14 +9,15 @@ import * as net from 'node:net'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { ROOT, tempDir } from './helpers.mjs'
-import { startElsewhere, freshId, socketFor, sweep } from './persistent-common.mjs'
-import { privateSockets } from './backends.mjs'
+import { freshId, socketFor } from './persistent-common.mjs'
+import { privateSockets, startedElsewhere } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
 const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
 privateSockets()
+const aside = startedElsewhere('procvisor-cli-hostile-aside-')
 const BIN = path.join(ROOT, 'bin/procvisor.js')
 const cleanups = []
 let tmp
@@ -100,20 +101,11 @@ describe('procvisor against a supervisor that greets and then answers nothing', 
   })
 
   it('logs --follow follows for longer than the deadline: the deadline is for each answer', async () => {
-    const id = freshId()
-    const children = []
-    cleanups.push(async () => {
-      await sweep(id)
-      for (const c of children) c.kill('SIGKILL')
-    })
-    const started = startElsewhere(
-      children,
-      { id, workingDirectory: path.join(tmp, id) },
+    const { id, pid } = await aside.startIn(
+      undefined,
       `const p = await sb.processes.spawn('echo first; sleep 2; echo second')
 console.log(JSON.stringify({ pid: p.pid }))`,
     )
-    const { pid } = await started.first
-    await started.exited
     const r = await cli(['logs', id, String(pid), '--follow', '--timeout', '500'])
     assert.equal(r.status, 0, r.err)
     assert.equal(r.out, 'first\nsecond\n')

@@ -3,7 +3,7 @@
 // terminal socket is refused, on every backend.
 import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as http from 'node:http'
+import { createRequire } from 'node:module'
 import { createWebView } from 'procvisor'
 import { WebSocket } from 'ws'
 import { BACKENDS, end } from './backends.mjs'
@@ -14,17 +14,8 @@ after(async () => {
   for (const sb of made) await end(sb)
 })
 
-function get(u, jar, pathname) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: pathname, headers: { cookie: jar } }, (res) => {
-      let body = ''
-      res.on('data', (d) => (body += d))
-      res.on('end', () => resolve({ status: res.statusCode, body }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+const { httpGet } = createRequire(import.meta.url)('../helpers.js')
+const get = (u, jar, pathname) => httpGet(u, pathname, { cookie: jar })
 
 function upgradeStatus(u, jar, pathname) {
   return new Promise((resolve) => {

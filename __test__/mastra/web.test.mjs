@@ -4,20 +4,21 @@ import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import * as fs from 'node:fs'
-import * as http from 'node:http'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { tempDir } from './helpers.mjs'
-import { BIN, startElsewhere, freshId, sweep } from './persistent-common.mjs'
-import { privateSockets } from './backends.mjs'
+import { BIN } from './persistent-common.mjs'
+import { privateSockets, startedElsewhere } from './backends.mjs'
 import { launchChromium, recordingPage, dropConnection, screenLines, screenShows } from './web-browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager, createWebView } = require('../../index.js')
 const { NativeLocalSandbox } = require('../../mastra/index.js')
 const WebSocket = require('ws')
+const { httpGet } = require('../helpers.js')
 
 privateSockets()
+const aside = startedElsewhere('procvisor-web-aside-')
 
 const SHELL = { command: ['/bin/bash', '--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' } }
 let browser
@@ -43,18 +44,7 @@ async function managerView(options = {}) {
 }
 
 /** GET `path` of the view with raw headers; resolves with the status and body. */
-function get(view, pathname, headers = {}) {
-  const u = new URL(view.url)
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: pathname, headers }, (res) => {
-      let body = ''
-      res.on('data', (d) => (body += d))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+const get = (view, pathname, headers = {}) => httpGet(view.url, pathname, headers)
 
 /** Opens a WebSocket to the view; resolves with 'open' or the HTTP status it was refused with. */
 function tryWebSocket(url, options) {
@@ -210,25 +200,17 @@ describe('the web view', () => {
   })
 
   it('procvisor web prints its URL first and shows the processes and terminals of a persistent sandbox started elsewhere', async () => {
-    const id = freshId()
-    const children = []
-    cleanups.push(async () => {
-      await sweep(id)
-      for (const c of children) c.kill('SIGKILL')
-    })
-    const started = startElsewhere(
-      children,
-      { id, workingDirectory: path.join(tmp, id) },
+    const s = await aside.startIn(
+      undefined,
       `const p = await sb.processes.spawn('echo hello from elsewhere; sleep 60')
 const sh = await sb.processes.spawn('bash --norc --noprofile -i', { pty: true, env: { PS1: '$ ', HISTFILE: '/dev/null' } })
 const t = await sb.terminals.create({ command: ['sh', '-i'], env: { PS1: '% ' } })
 console.log(JSON.stringify({ pid: p.pid, sh: sh.pid, terminal: t.id }))`,
     )
-    const s = await started.first
-    await started.exited
+    const id = s.id
 
     const web = spawn(process.execPath, [BIN, 'web'], { stdio: ['ignore', 'pipe', 'pipe'] })
-    children.push(web)
+    cleanups.push(() => web.kill('SIGKILL'))
     const url = await new Promise((resolve, reject) => {
       let out = ''
       web.stdout.on('data', (d) => {
