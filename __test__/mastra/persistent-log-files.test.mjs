@@ -1,29 +1,19 @@
 // A persistent sandbox's processes write their logs to rotated files by default, a directory per
 // start of its supervisor, and nativeHandle.logs() of any object attached to it reads back
 // through them past the 1 MiB the supervisor keeps in memory.
-import { afterEach, beforeEach, it } from 'node:test'
+import { it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox } from 'procvisor/mastra'
-import { eventually, tempDir } from './helpers.mjs'
-import { freshId, sweep } from './persistent-common.mjs'
+import { eventually } from './helpers.mjs'
+import { freshId } from './persistent-common.mjs'
+import { BACKENDS, perTest } from './backends.mjs'
 
 const { InvalidProcessOptionError } = createRequire(import.meta.url)('procvisor')
 
-let tmp
-const made = []
-beforeEach(() => {
-  tmp = tempDir('procvisor-persistent-logfiles-')
-})
-afterEach(async () => {
-  for (const sb of made.splice(0)) {
-    await sb._destroy().catch(() => {})
-    await sweep(sb.id)
-  }
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const t = perTest(BACKENDS.find((b) => b.persistent), { prefix: 'procvisor-persistent-logfiles-' })
 
 const MiB = 1024 * 1024
 /** 20 MiB of numbered 32-byte lines. */
@@ -39,14 +29,13 @@ async function stdoutOf(stream) {
 
 it('20 MiB through the 1 MiB in memory: another object attached to the sandbox reads every line once, in order, from the files', { timeout: 120_000 }, async () => {
   const id = freshId()
-  const workingDirectory = path.join(tmp, 'wd')
+  const workingDirectory = path.join(t.dir, 'wd')
   const options = { id, workingDirectory, persistent: true, timeoutMs: 120_000, logMaxBytes: 4 * MiB, logKeep: 10 }
-  const sb = new NativeLocalSandbox(options)
-  made.push(sb)
+  const sb = t.make(options)
   await sb.start()
   // The default place: beside the working directory, a directory per start of the supervisor.
   const logDirectory = sb._runtime.connection().sandbox.logDirectory
-  assert.equal(path.dirname(logDirectory), path.join(tmp, '.procvisor-logs', id))
+  assert.equal(path.dirname(logDirectory), path.join(t.dir, '.procvisor-logs', id))
   const h = await sb.processes.spawn(`seq -f '%031g' 1 ${LINES}`)
   assert.equal((await h.wait()).exitCode, 0)
   const processId = h.nativeHandle.id
@@ -83,18 +72,17 @@ it('20 MiB through the 1 MiB in memory: another object attached to the sandbox r
 
 it('logDirectory is where a persistent sandbox writes; a bad logMaxBytes is refused by the constructor', { timeout: 60_000 }, async () => {
   const id = freshId()
-  const logs = path.join(tmp, 'mine')
+  const logs = path.join(t.dir, 'mine')
   assert.throws(
-    () => new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, logMaxBytes: -1 }),
+    () => new NativeLocalSandbox({ id, workingDirectory: path.join(t.dir, 'wd'), persistent: true, logMaxBytes: -1 }),
     InvalidProcessOptionError,
   )
-  const sb = new NativeLocalSandbox({ id, workingDirectory: path.join(tmp, 'wd'), persistent: true, timeoutMs: 60_000, logDirectory: logs })
-  made.push(sb)
+  const sb = t.make({ id, workingDirectory: path.join(t.dir, 'wd'), persistent: true, timeoutMs: 60_000, logDirectory: logs })
   await sb.start()
   assert.equal(path.dirname(sb._runtime.connection().sandbox.logDirectory), logs)
   const h = await sb.processes.spawn('echo hello')
   assert.equal((await h.wait()).exitCode, 0)
   const file = path.join(sb._runtime.connection().sandbox.logDirectory, `${h.nativeHandle.id}.log`)
   assert.ok(await eventually(() => fs.existsSync(file) && fs.readFileSync(file).includes('hello\n')))
-  assert.ok(!fs.existsSync(path.join(tmp, '.procvisor-logs')))
+  assert.ok(!fs.existsSync(path.join(t.dir, '.procvisor-logs')))
 })

@@ -1,36 +1,23 @@
 // The output of a persistent sandbox's processes as it reaches the Node processes attached to
 // it: in order with the calls that name the processes, as the bytes the processes wrote, and
 // whole to a listener however fast it comes.
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as fs from 'node:fs'
 import * as net from 'node:net'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { tempDir } from './helpers.mjs'
-import { freshId, sweep } from './persistent-common.mjs'
-import { sandboxMaker } from './backends.mjs'
+import { freshId } from './persistent-common.mjs'
+import { BACKENDS, perTest } from './backends.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
 const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
-let tmp
-let made = []
-
-beforeEach(() => {
-  tmp = tempDir('procvisor-persistent-output-')
+// A local sandbox beside a persistent one, each test's own (`make({ persistent: true })`).
+const { make } = perTest(BACKENDS.find((b) => b.name === 'native'), {
+  prefix: 'procvisor-persistent-output-',
+  defaults: (dir) => ({ id: freshId(), workingDirectory: path.join(dir, 'wd'), timeoutMs: 60000 }),
 })
-
-afterEach(async () => {
-  for (const sb of made.splice(0)) {
-    await sb._destroy().catch(() => {})
-    await sweep(sb.id)
-  }
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const make = sandboxMaker(made, () => ({ id: freshId(), workingDirectory: path.join(tmp, 'wd'), timeoutMs: 60000 }))
 
 describe('the output of a persistent sandbox', () => {
   it('spawn() resolves before any output reaches onStdout or reader, 30 times in a row', async () => {

@@ -51,6 +51,27 @@ export function browserAndView(prefix, backend) {
 }
 
 /**
+ * A file's browser and directory, made before its tests and gone after them, with `cleanups`
+ * the tests add to (run in reverse, before the browser closes): `{ browser, dir, cleanups }`.
+ */
+export function browserSession(prefix) {
+  const { before, after } = require('node:test')
+  const os = require('node:os')
+  const path = require('node:path')
+  const ctx = { cleanups: [] }
+  before(async () => {
+    ctx.dir = fs.mkdtempSync(path.join(os.tmpdir(), `procvisor-${prefix}-`))
+    ctx.browser = await launchChromium()
+  })
+  after(async () => {
+    for (const c of ctx.cleanups.reverse()) await c()
+    if (ctx.browser) await ctx.browser.close()
+    if (ctx.dir) fs.rmSync(ctx.dir, { recursive: true, force: true })
+  })
+  return ctx
+}
+
+/**
  * A page whose WebSockets are recorded in `window.__sockets`, so that a test can drop one as a
  * network would.
  */

@@ -1,15 +1,13 @@
 // The web view's index in a real headless Chromium: rows kept live over one WebSocket, the
 // measures (CPU%, memory) of real processes, and the Kill and Restart buttons with their checks.
-import { describe, it, before, after } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import * as fs from 'node:fs'
 import * as http from 'node:http'
 import { createRequire } from 'node:module'
 import * as path from 'node:path'
-import { tempDir } from './helpers.mjs'
 import { startElsewhere, freshId, sweep } from './persistent-common.mjs'
 import { privateSockets } from './backends.mjs'
-import { launchChromium, recordingPage } from './web-browser.mjs'
+import { browserSession, recordingPage } from './web-browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager, createWebView } = require('../../index.js')
@@ -20,22 +18,11 @@ const WebSocket = require('ws')
 
 privateSockets()
 
-let browser
-let tmp
-const cleanups = []
-
-before(async () => {
-  tmp = tempDir('procvisor-web-index-')
-  browser = await launchChromium()
-})
-after(async () => {
-  for (const c of cleanups.reverse()) await c()
-  if (browser) await browser.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const session = browserSession('web-index')
+const cleanups = session.cleanups
 
 async function managerView() {
-  const manager = new ProcessManager({ workingDirectory: tmp })
+  const manager = new ProcessManager({ workingDirectory: session.dir })
   const view = await createWebView({ managers: [manager] })
   cleanups.push(() => view.close(), () => manager.close())
   return { manager, view }
@@ -43,7 +30,7 @@ async function managerView() {
 
 /** The index open in Chromium, its state socket connected. */
 async function openIndex(view) {
-  const page = await recordingPage(browser, { width: 1200, height: 600 })
+  const page = await recordingPage(session.browser, { width: 1200, height: 600 })
   cleanups.push(() => page.close())
   await page.goto(view.url)
   await page.waitForFunction(() => document.body.dataset.connected === 'true')
@@ -174,7 +161,7 @@ describe('the index of the web view', () => {
       await sweep(id)
       for (const c of children) c.kill('SIGKILL')
     })
-    const started = startElsewhere(children, { id, workingDirectory: path.join(tmp, id), options: ', timeoutMs: 600000' }, `const p = await sb.processes.spawn('sleep 300')
+    const started = startElsewhere(children, { id, workingDirectory: path.join(session.dir, id), options: ', timeoutMs: 600000' }, `const p = await sb.processes.spawn('sleep 300')
 console.log(JSON.stringify({ pid: p.pid }))`)
     const { pid } = await started.first
     await started.exited
@@ -200,7 +187,7 @@ console.log(JSON.stringify({ pid: p.pid }))`)
   })
 
   it('reads the catalog at most every 500 ms while an index page is connected, and not at all without one', async () => {
-    const manager = new ProcessManager({ workingDirectory: tmp })
+    const manager = new ProcessManager({ workingDirectory: session.dir })
     cleanups.push(() => manager.close())
     await manager.exec(['sleep', '300'])
     const inner = appCatalog({ managers: [manager] })

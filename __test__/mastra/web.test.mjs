@@ -1,15 +1,14 @@
 // The local web view in a real headless Chromium: createWebView over an app's own managers and
 // sandboxes, and `procvisor web` over a persistent sandbox that another Node process started.
-import { describe, it, before, after } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
-import { tempDir } from './helpers.mjs'
 import { BIN } from './persistent-common.mjs'
 import { privateSockets, startedElsewhere } from './backends.mjs'
-import { launchChromium, recordingPage, dropConnection, screenLines, screenShows } from './web-browser.mjs'
+import { browserSession, recordingPage, dropConnection, screenLines, screenShows } from './web-browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { ProcessManager, createWebView } = require('../../index.js')
@@ -21,23 +20,12 @@ privateSockets()
 const aside = startedElsewhere('procvisor-web-aside-')
 
 const SHELL = { command: ['/bin/bash', '--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' } }
-let browser
-let tmp
-const cleanups = []
-
-before(async () => {
-  tmp = tempDir('procvisor-web-')
-  browser = await launchChromium()
-})
-after(async () => {
-  for (const c of cleanups.reverse()) await c()
-  if (browser) await browser.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const session = browserSession('web')
+const cleanups = session.cleanups
 
 /** A manager, its web view and a page, all closed after the tests. */
 async function managerView(options = {}) {
-  const manager = new ProcessManager({ workingDirectory: tmp })
+  const manager = new ProcessManager({ workingDirectory: session.dir })
   const view = await createWebView({ managers: [manager], ...options })
   cleanups.push(() => view.close(), () => manager.close())
   return { manager, view, origin: new URL(view.url).origin }
@@ -62,7 +50,7 @@ function tryWebSocket(url, options) {
 describe('the web view', () => {
   it('lists processes with their state and shows a log live, resuming after a dropped connection without gap or repeat', async () => {
     const { manager, view } = await managerView()
-    const sandbox = new NativeLocalSandbox({ workingDirectory: path.join(tmp, 'sb') })
+    const sandbox = new NativeLocalSandbox({ workingDirectory: path.join(session.dir, 'sb') })
     await sandbox.start()
     cleanups.push(() => sandbox.destroy())
     const mastra = await sandbox.processes.spawn('echo from the sandbox; sleep 30')
@@ -72,7 +60,7 @@ describe('the web view', () => {
     await manager.spawn(`echo '${tricky}'`).then((h) => h.wait())
     const p = await manager.spawn('echo first; while read line; do echo "got $line"; done')
 
-    const page = await recordingPage(browser)
+    const page = await recordingPage(session.browser)
     await page.goto(other.url)
     assert.equal(new URL(page.url()).search, '', 'the token leaves the URL for the cookie')
     const rows = await page.locator('tr').allInnerTexts()
@@ -103,7 +91,7 @@ describe('the web view', () => {
   it('a terminal runs commands, follows the page size, reconnects by itself, and a reload restores the screen', async () => {
     const { manager, view } = await managerView()
     const t = await manager.createTerminal({ ...SHELL, cols: 80, rows: 24 })
-    const page = await recordingPage(browser, { width: 900, height: 500 })
+    const page = await recordingPage(session.browser, { width: 900, height: 500 })
     await page.goto(view.url)
     await page.click(`a:text-is("${t.id}")`)
     await screenShows(page, /^\$$/)
@@ -141,9 +129,9 @@ describe('the web view', () => {
     const text = 'a'.repeat(65535) + '\u{1F600}' + 'bcdefghijk\u00e9\u{1F600}'.repeat(200_000)
     const size = Buffer.byteLength(text)
     assert.ok(size > 3 << 20)
-    const file = path.join(tmp, 'pasted')
+    const file = path.join(session.dir, 'pasted')
     const t = await manager.createTerminal({ command: ['/bin/sh', '-c', `stty raw -echo; printf 'ready\\r\\n'; head -c ${size} > pasted; printf 'done\\r\\n'`] })
-    const page = await recordingPage(browser)
+    const page = await recordingPage(session.browser)
     await page.goto(view.url)
     await page.click(`a:text-is("${t.id}")`)
     await screenShows(page, /^ready$/)
@@ -184,7 +172,7 @@ describe('the web view', () => {
     assert.equal(await tryWebSocket(ws, { headers: { cookie: jar } }), 403, 'no Origin')
 
     // The same from a page of another site open in the browser.
-    const page = await browser.newPage()
+    const page = await session.browser.newPage()
     await page.goto(`data:text/html,<p>elsewhere</p>`)
     const opened = await page.evaluate(
       (url) =>
@@ -221,7 +209,7 @@ console.log(JSON.stringify({ pid: p.pid, sh: sh.pid, terminal: t.id }))`,
     })
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/)
 
-    const page = await recordingPage(browser)
+    const page = await recordingPage(session.browser)
     await page.goto(url)
     const section = page.locator(`section[data-key="${id}"]`)
     assert.match(await section.innerText(), /hello from elsewhere; sleep 60/)
