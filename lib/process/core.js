@@ -15,7 +15,7 @@ const errors = require('../native/errors')
 const { mastraExitCode, timeoutNote, checkNotExited } = require('./mastra-rules')
 const { scheduleDrain, listenersOf } = require('./listener-pump')
 const { readerOf, holdUntilNextTurn } = require('./stdout-reader')
-const { STDIN_BACKLOG, StdinQueue } = require('./stdin-queue')
+const { StdinQueue } = require('./stdin-queue')
 const observe = require('./observe')
 const { PORT } = require('./port')
 
@@ -304,4 +304,4 @@ function launch(face, request, meta, listeners = [], holdForReader = false) {
   })
 }
 
-module.exports = { STDIN_BACKLOG, ProcessCore, launch, listenersOf }
+module.exports = { ProcessCore, launch, listenersOf }

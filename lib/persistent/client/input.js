@@ -1,9 +1,8 @@
 'use strict'
 // The input (stdin, a terminal's keys) a Node process sends its supervisor, bounded twice.
 //
-// Per process, as a local process's stdin is (lib/process/core.js): past STDIN_BACKLOG bytes of
-// writes not yet done, a write is refused with ProcessStdinBacklogError, nothing of it sent, so
-// that writes made without awaiting hold a bounded copy here, as they would locally.
+// Per process, by the rule of every process's input (lib/process/stdin-queue.js, which a
+// process's port here uses as a local process's core does).
 //
 // Per connection: past INPUT_WINDOW bytes not yet written to their processes, the supervisor
 // stops reading the connection until the writes are done (server/connection.js), and writes to
