@@ -34,10 +34,11 @@ function cli(args, { env = {}, killAfter = 20_000 } = {}) {
 
 /**
  * A supervisor for sandbox `id` that answers the hello as a real one does (the same frame, the
- * same fields of the sandbox) and then reads every call and answers none. Resolves with the
- * calls it was asked, as they come.
+ * same fields of the sandbox) and then reads every call and answers none, or, with `failing`,
+ * answers each with that error (a broken supervisor). Resolves with the calls it was asked, as
+ * they come.
  */
-async function silentSupervisor(id) {
+async function silentSupervisor(id, { failing } = {}) {
   const calls = []
   const server = net.createServer((socket) => {
     const frames = new FrameReader()
@@ -50,13 +51,20 @@ async function silentSupervisor(id) {
           const now = Date.now()
           const sandbox = { id, workingDirectory: tmp, startedAt: now, expiresAt: now + 3_600_000, pid: process.pid, checkpointsDirectory: null, snapshot: null }
           socket.write(protocol.encode(protocol.hello({ sandbox })))
-        } else if (m.op) calls.push(m.op)
+        } else if (m.op) {
+          calls.push(m.op)
+          if (failing) socket.write(protocol.encode({ t: 'reply', id: m.id, error: protocol.fromError(failing) }))
+        }
       }
     })
   })
   const sock = socketFor(id)
   await new Promise((resolve) => server.listen(sock, resolve))
-  cleanups.push(() => new Promise((r) => server.close(r)), () => fs.rmSync(sock, { force: true }))
+  let closing
+  /** Gone before the next test: a supervisor another test would list too. */
+  calls.close = () =>
+    (closing ??= new Promise((r) => server.close(r)).then(() => fs.rmSync(sock, { force: true })))
+  cleanups.push(calls.close)
   return calls
 }
 
@@ -66,6 +74,21 @@ before(() => {
 after(async () => {
   for (const c of cleanups.reverse()) await c()
   fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('procvisor ls beside a broken supervisor', () => {
+  it('lists the sandboxes that answer, and names the one that answered an error, exit status 1', async (t) => {
+    const broken = freshId()
+    const fake = await silentSupervisor(broken, { failing: new TypeError('something is not a function') })
+    t.after(fake.close)
+    const { id } = await aside.startIn()
+    const r = await cli(['ls', '--json', '--timeout', '5000'])
+    assert.equal(r.status, 1, r.err)
+    assert.match(r.err, new RegExp(`^procvisor: skipped sandbox ${broken}: .*something is not a function\\n$`, 'm'))
+    const listed = JSON.parse(r.out).map((s) => s.id)
+    assert.ok(listed.includes(id), r.out)
+    assert.ok(!listed.includes(broken), r.out)
+  })
 })
 
 describe('procvisor against a supervisor that greets and then answers nothing', () => {

@@ -37,9 +37,9 @@ async function ls(args, io) {
       } catch (e) {
         // One that ended while it was listed (its lifetime, a stop) is no longer running: left out.
         if (e instanceof errors.SandboxSupervisorLostError) continue
-        // The others are listed; the exit status says that one did not answer.
-        if (!(e instanceof DeadlineError)) throw e
-        io.err.write(`procvisor: skipped ${e.message}\n`)
+        // The others are listed; the exit status says that one did not answer, or answered an
+        // error (a supervisor of another build, a broken one).
+        io.err.write(`procvisor: skipped ${e instanceof DeadlineError ? e.message : `sandbox ${conn.sandbox.id}: ${e.message}`}\n`)
         status = 1
       }
     }
