@@ -184,9 +184,9 @@ export function targets(res) {
     const cpR = sp(form, 1, (r) => r.name === 'child_process.spawn')
     if (!pv) continue
     out.push([
-      `≤ 50 µs of event loop blocked per spawn call (${pvName})`,
+      `≤ 35 µs of event loop blocked per spawn call (${pvName})`,
       `spawn call p50 ${us(pv.syncP50)} µs at 1 at a time, ${us(pv16?.syncP50)} µs at 16 in flight (child_process ${us(cpR?.syncP50)} µs). All JS-thread CPU per spawn, completion included: ${us(pv.jsCpuUsPerSpawn)} µs (child_process ${us(cpR?.jsCpuUsPerSpawn)})`,
-      verdict(pv.syncP50 <= 50 && (pv16 === undefined || pv16.syncP50 <= 50)),
+      verdict(pv.syncP50 <= 35 && (pv16 === undefined || pv16.syncP50 <= 35)),
     ])
   }
   if (res.heap?.length >= 2) {
