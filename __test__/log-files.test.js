@@ -224,3 +224,19 @@ test('a log directory gone under the manager stops disk logging only, said once:
   assert.match(notes[0], /^procvisor: process p\d+: output is no longer written to .*gone.*: No such file or directory/)
   assert.equal(fs.existsSync(dir), false)
 })
+
+test("close() resolves once the logs are in their files: nothing is written after it, and the directory goes at once", { timeout: 60_000 }, async () => {
+  const dir = tempDir('close')
+  const logs = path.join(dir, 'logs')
+  const pm = new procvisor.ProcessManager({ workingDirectory: dir, logDirectory: logs, logMaxBytes: MiB, logKeep: 100 })
+  // Floods faster than files are written: the writer is still behind when the process is killed.
+  await pm.exec(['sh', '-c', 'head -c 400000000 /dev/zero'])
+  await eventually(() => fs.readdirSync(logs).length >= 2, 10_000)
+  await pm.close()
+  const sizes = () => fs.readdirSync(logs).map((f) => `${f} ${fs.statSync(path.join(logs, f)).size}`).sort().join('\n')
+  const atClose = sizes()
+  await new Promise((r) => setTimeout(r, 300))
+  assert.equal(sizes(), atClose, 'a file changed or was made after close() resolved')
+  fs.rmSync(dir, { recursive: true })
+  assert.equal(fs.existsSync(dir), false)
+})

@@ -376,6 +376,8 @@ class ProcessManager {
     for (const n of natives) n.shutdown()
     // A shutdown's own wait comes before its SIGKILL, and so before the bound on the end.
     await Promise.all(natives.map((n) => n.waitDone(10_000 + n.shutdownMs)))
+    // Their logs on disk are complete, and no file is made after this resolves.
+    await Promise.all(natives.map((n) => n.logsWritten()))
     this._records.clear()
     this._byPid.clear()
     this._names.clear()

@@ -238,6 +238,24 @@ impl NativeProcess {
         promise(env, async move { Ok(p.wait_done(limit?).await) }, NativeState::from)
     }
 
+    /// Resolves once what the process logged to its manager's `logDirectory` is in the files (at
+    /// once without one). After the process is done nothing more is written: a manager's close
+    /// waits for this, so that its files are settled, and their directory removable, once it resolves.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn logs_written<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let disk = self.inner.output.disk().cloned();
+        promise(
+            env,
+            async move {
+                if let Some(disk) = disk {
+                    disk.written().await;
+                }
+                Ok(())
+            },
+            |()| (),
+        )
+    }
+
     /// Resolves with the exit code once the whole group is gone (the Processes API's `exitCode`):
     /// the number alone, settled like `waitDone()` without building the state object.
     #[napi(ts_return_type = "Promise<number>")]

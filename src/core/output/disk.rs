@@ -205,6 +205,24 @@ impl DiskLog {
         self.queue_lock().bytes > SOFT_QUEUE_BYTES
     }
 
+    /// Resolves once every event queued so far is in the files (or disk logging stopped): after
+    /// the process is done, nothing more is queued, so nothing more is written or created.
+    pub async fn written(&self) {
+        loop {
+            // Registered before the look: a drain between the two is not missed.
+            let notified = self.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let q = self.queue_lock();
+                if q.stopped || q.events.is_empty() {
+                    return;
+                }
+            }
+            notified.await;
+        }
+    }
+
     /// Whether disk logging of this process has stopped.
     pub fn stopped(&self) -> bool {
         self.queue_lock().stopped
