@@ -6,9 +6,10 @@
 //
 // One process as every face sees it. `ProcessCore` holds the native process and everything that
 // is JS by nature: the listener pump, the finish promise, the ordered stdin queue and the byte
-// reader. The faces are thin views over one core: `ProcessHandle` (the Mastra surface of
-// `ProcessManager.spawn`), `Process` (the Processes API) and, in `procvisor/mastra`,
-// `NativeProcessHandle` (a subclass of Mastra's own ProcessHandle).
+// reader. It is the process's port in this Node process (port.js): the faces (lib/faces/) are
+// views of it, `ProcessHandle`, `Process` and `Terminal`, as they are of a persistent sandbox's
+// process through the socket's port. In `procvisor/mastra`, `NativeProcessHandle` (a subclass of
+// Mastra's own ProcessHandle) is fed by it and has a `ProcessHandle` of it as `nativeHandle`.
 
 const { binding, realm } = require('../native/native')
 const errors = require('../native/errors')
