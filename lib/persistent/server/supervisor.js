@@ -129,7 +129,13 @@ ops.spawn = (client, a) => launches.track(spawnOp(client, a))
 async function finish(reason) {
   lifetime?.cancel()
   await launches.settled()
-  await processes.end(reason === 'expired' ? config.timeoutMs : undefined)
+  try {
+    await processes.end(reason === 'expired' ? config.timeoutMs : undefined)
+  } catch (e) {
+    // The end goes on whatever failed: a supervisor that cannot end would never let the id go.
+    // What still runs dies with it (the watchdog).
+    console.error(`procvisor sandbox ${config.id}: ending its processes failed: ${e.message}`)
+  }
   if (reason === 'expired' && config.snapshot) {
     const s = config.snapshot
     try {
