@@ -226,6 +226,25 @@ describe('persistent sandboxes', () => {
     assert.equal(fs.existsSync(socketOf(id)), false)
   })
 
+  it('thirty processes followed at once: no Node warning, and each wait() rejects typed when the supervisor dies', async () => {
+    const warnings = []
+    const onWarning = (w) => warnings.push(`${w.name}: ${w.message}`)
+    process.on('warning', onWarning)
+    try {
+      const sb = make({ id: freshId(), persistent: true, timeoutMs: 60000 })
+      await sb.start()
+      const handles = await Promise.all(Array.from({ length: 30 }, () => sb.processes.spawn('sleep 300')))
+      const waits = handles.map((h) => h.wait().then(() => 'resolved', (e) => e))
+      process.kill(sb.supervisorPid, 'SIGKILL')
+      for (const r of await Promise.all(waits)) assert.ok(r instanceof SandboxSupervisorLostError, String(r))
+      // Warnings are emitted on the next turn.
+      await new Promise((r) => setImmediate(r))
+      assert.deepEqual(warnings, [])
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
   it('two Node processes attached at once see the same processes and output', async () => {
     const id = freshId()
     const sb = make({ id, persistent: true, timeoutMs: 60000 })

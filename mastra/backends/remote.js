@@ -38,16 +38,15 @@ function remoteProcess(conn, answer, { spawned = false } = {}) {
           for (const task of tasks) task()
         })
       }
-      const onGone = (error) => handle._lost(error)
       const end = (result) => {
         conn.subscribers.delete(pid)
-        conn.removeListener('gone', onGone)
         handle._ended(result)
       }
-      conn.once('gone', onGone)
       conn.subscribers.set(pid, (m) => {
         if (m.kind === 'out') deliver(() => (m.stream === 0 ? handle.emitStdout(m.data) : handle.emitStderr(m.data)))
         else if (m.kind === 'exit') deliver(() => end(m.result))
+        // At once: the wait() it ends must not wait for output that will never come.
+        else if (m.kind === 'gone') handle._lost(m.error)
       })
       if (answer.stdout) deliver(() => handle.emitStdout(answer.stdout))
       if (answer.stderr) deliver(() => handle.emitStderr(answer.stderr))

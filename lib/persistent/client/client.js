@@ -225,7 +225,9 @@ class Connection extends EventEmitter {
     this.parts.clear()
     this.inbox.gone(this.lostError)
     if (!this.closed) this.emit('lost', this.lostError)
-    this.emit('gone', this.lostError)
+    // Each process followed here is told through its subscriber: one listener per process on
+    // the connection would pass Node's limit of 10 past ten processes.
+    for (const to of [...this.subscribers.values()]) to({ kind: 'gone', error: this.lostError })
   }
 
   /**
