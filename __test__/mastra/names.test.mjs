@@ -72,6 +72,14 @@ for (const backend of BACKENDS) {
       assert.ok(alive(Number(plain.pid)))
     })
 
+    it('the name is free once wait() resolved, while a child left in the background still runs', async () => {
+      await make()
+      const first = await sb.processes.spawn('sleep 2 >/dev/null 2>&1 & exit 0', { name: 'job' })
+      assert.equal((await first.wait()).exitCode, 0)
+      const again = await sb.processes.spawn('echo again', { name: 'job' })
+      assert.equal((await again.wait()).stdout, 'again\n')
+    })
+
     it('two objects of one sandbox share its names', async () => {
       const dir = await make()
       const other = backend.make({ id: sb.id, workingDirectory: dir, env: { PATH: process.env.PATH } })

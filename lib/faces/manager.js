@@ -88,8 +88,11 @@ class ProcessManager {
     /** @internal Launches in flight, which close() waits for. */
     this._launches = new Launches()
     /** @internal The `name` option's table: a name to one live process of this manager. */
+    // A name is free once either face would report its process's end: the Processes API's
+    // (the whole group gone) or Mastra's (the root exited, its output drained), which a Mastra
+    // handle's wait() resolves at and its next spawn of the name may follow at once.
     this._names = new NameTable(
-      (r) => r.core.native.doneAtMs == null,
+      (r) => r.core.native.doneAtMs == null && r.core.exitCode() === undefined,
       (r) => r.core.currentPid,
     )
     this._closed = false
