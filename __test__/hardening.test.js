@@ -37,8 +37,8 @@ function within(promise, ms, what) {
   return Promise.race([promise, bound]).finally(() => clearTimeout(timer))
 }
 
-// The long sleeps here are `sleep 45`: lifecycle.test.js runs `pkill -f '^sleep 30$'`, which, with
-// both files running at once, would kill them from outside and make a hole look closed.
+// The long sleeps here are `sleep 45`, a duration no other test kills by name: a sleep killed
+// from outside would make a hole look closed.
 
 // Every marker handed out is swept at the end, so a failing test leaves nothing behind. Leftovers
 // are killed by pid only: some of them sit in this Node's own process group.

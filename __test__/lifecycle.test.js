@@ -65,11 +65,13 @@ test('no zombies: every root is reaped once its wait settles', async () => {
 })
 
 test('a grandchild that holds the pipes outside the group cannot hang wait()', async () => {
-  const h = await pm.spawn('setsid sleep 30 & echo started')
+  // A duration of this run's own: the cleanup must not kill another run's `sleep 30`.
+  const nap = `30.${process.pid}`
+  const h = await pm.spawn(`setsid sleep ${nap} & echo started`)
   const r = await Promise.race([h.wait(), new Promise((_, rej) => setTimeout(() => rej(new Error('wait() hung')), 5000))])
   assert.equal(r.exitCode, 0)
   assert.equal(r.stdout, 'started\n')
-  spawn('pkill', ['-f', '^sleep 30$'])
+  spawn('pkill', ['-f', `^sleep ${nap.replace('.', '\\.')}$`])
 })
 
 test('a child that ignores SIGTERM is dead within the grace period after its timeout', async () => {

@@ -414,9 +414,11 @@ test.describe('output read on the event loop', () => {
   test('a writer outside the group keeps the lent pipe open: the process still finishes, with every byte', async () => {
     const before = binding.loopReadCount()
     let n = 0
-    const h = await pm.spawn('setsid sleep 23 & head -c 16777216 /dev/zero', { onStdout: (d) => (n += d.length) })
+    // A duration of this run's own: the cleanup must not kill another run's sleeps.
+    const nap = `23.${process.pid}`
+    const h = await pm.spawn(`setsid sleep ${nap} & head -c 16777216 /dev/zero`, { onStdout: (d) => (n += d.length) })
     const r = await Promise.race([h.wait(), new Promise((_, rej) => setTimeout(() => rej(new Error('wait() hung')), 10_000))])
-    spawnSync('pkill', ['-f', '^sleep 23$'])
+    spawnSync('pkill', ['-f', `^sleep ${nap.replace('.', '\\.')}$`])
     assert.equal(r.exitCode, 0)
     assert.ok(binding.loopReadCount() > before, 'the flood was read by the runtime only')
     assert.equal(n, 16777216)
@@ -485,7 +487,8 @@ test.describe('a reader woken on its own thread', () => {
     // more than the half log the reader may lag by, and the rest fits in a pipe of any size,
     // so the child writes everything and exits while the runtime waits for the reader: the
     // process must finish once the reader has made no progress for a while.
-    for (const command of ['setsid sleep 29 & head -c 573440 /dev/zero', 'head -c 573440 /dev/zero']) {
+    const nap = `29.${process.pid}`
+    for (const command of [`setsid sleep ${nap} & head -c 573440 /dev/zero`, 'head -c 573440 /dev/zero']) {
       const h = await pm.spawn(command, { maxRetainedBytes: 0 })
       const reader = h.reader
       const r = await Promise.race([h.wait(), new Promise((_, rej) => setTimeout(() => rej(new Error(`wait() hung: ${command}`)), 15_000))])
@@ -498,7 +501,7 @@ test.describe('a reader woken on its own thread', () => {
       assert.ok(failures.every((c) => c === 'PROCESS_OUTPUT_TRUNCATED'), failures.join())
       pm.release(h.pid)
     }
-    spawnSync('pkill', ['-f', '^sleep 29$'])
+    spawnSync('pkill', ['-f', `^sleep ${nap.replace('.', '\\.')}$`])
   })
 
   test('Node stays alive while only a reader waits for output, and exits once it ends', () => {
