@@ -108,9 +108,10 @@ export declare class ProcessManager {
   /** The status of the running terminals and of those exited that are still kept; `[]` once closed. */
   listTerminals(): Promise<ProcessStatus[]>
   /**
-   * Kills every process of this manager and waits for them; afterwards every handle is stale
-   * ({@link StaleProcessHandleError}) and new work is refused ({@link ProcessManagerClosedError}).
-   * Idempotent.
+   * Kills every process of this manager and waits for them, and for their logs in
+   * `logDirectory` to be complete (no file is written or made once it resolves); afterwards
+   * every handle is stale ({@link StaleProcessHandleError}) and new work is refused
+   * ({@link ProcessManagerClosedError}). Idempotent.
    */
   close(): Promise<void>
 }
