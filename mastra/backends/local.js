@@ -5,14 +5,8 @@
 
 const { listenersOf } = require('../../lib/process/core.js')
 const { request } = require('../../lib/faces/manager.js')
-const { binding } = require('../../lib/native/native.js')
 const { ending, processInfo, stdinModeOf } = require('../../lib/process/mastra-rules.js')
 const { isName } = require('../../lib/process/names.js')
-
-/** How the sandbox's processes are contained: a cgroup each where this Node process has one. */
-function containment() {
-  return binding.resolveContainment('auto')
-}
 
 /**
  * One process of this Node process as a NativeProcessHandle is attached to it: its core is its
@@ -58,10 +52,13 @@ const local = {
       name: o.name,
     }
     const listeners = listenersOf({ onStdout: (data) => handle.emitStdout(data), onStderr: (data) => handle.emitStderr(data) })
-    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, containment(), manager.sandbox?._runtime?.logFiles)
+    // Contained and logged as the backend's processes are (a cgroup each where this Node process
+    // has one; the sandbox's logDirectory), resolved once when the backend was made.
+    const backend = manager._inProcess()
+    const req = request(command, launchOptions, [spec.env], spec.workingDirectory, backend.containment, backend._logFiles)
     // Tracked by the backend's Mastra surface (names, lookups); its output reaches the handle
     // through the listeners, so no reader is held for.
-    const { core } = await manager._inProcess()._start('shell', req, listeners, true, false)
+    const { core } = await backend._start('shell', req, listeners, true, false)
     handle._attach(localProcess(core))
   },
 
