@@ -68,6 +68,15 @@ impl Output {
         self.read_now(after, max_bytes)
     }
 
+    /// Answers the reader's wake-up without reading: a reader that reads the output elsewhere
+    /// (a client mapping it) is woken again by what is appended after this call.
+    pub fn reader_seen(&self) -> u64 {
+        if let Some(w) = &lock(&self.consumers).reader_wake {
+            w.scheduled.store(false, Ordering::Release);
+        }
+        self.last_seq()
+    }
+
     /// Everything the pump has not taken yet, decoded; its position advances. With `finish`, the
     /// decoders are flushed and the pump removed (the output is complete).
     pub fn pump_drain(&self, finish: bool) -> (Vec<TextChunk>, bool) {

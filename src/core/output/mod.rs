@@ -3,7 +3,8 @@
 //! (`decoder`, `retained`, `text`), the one place a process's reads arrive (`process_output`),
 //! the consumers that must lose nothing, how output reaches them and the pipes lent to them
 //! (`consumers`, `delivery`, `loan`), the cursors that name a position in the log (`cursor`),
-//! and the log's files for a manager with a log directory (`disk`, `disk_frame`, `disk_read`).
+//! the log's files for a manager with a log directory (`disk`, `disk_frame`, `disk_read`), and
+//! the same output in shared memory for the clients of a persistent sandbox (`shared`).
 //!
 //! May use: `error`, `exit` (the log's terminal event), `terminal` (a process on a terminal
 //! feeds its screen). It knows nothing of how the process runs: the supervisor pushes reads in
@@ -23,4 +24,5 @@ pub mod log;
 pub mod pattern;
 pub mod process_output;
 pub mod retained;
+pub mod shared;
 pub mod text;

@@ -13,6 +13,7 @@ use crate::core::output::decoder::Utf8Decoder;
 use crate::core::output::disk::{DiskLog, LogFiles};
 use crate::core::output::log::{EventBody, LogRead, OutputLog, Stream};
 use crate::core::output::retained::RetainedText;
+use crate::core::output::shared::{capacity_for, RingWriter};
 use crate::core::terminal::screen::{Screen, Snapshot};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -25,6 +26,8 @@ pub(super) struct Texts {
     pub(super) decoders: [Utf8Decoder; 2],
     /// Whether any text is retained (Processes API processes retain none, and skip decoding).
     pub(super) retain: bool,
+    /// The output also written to shared memory, once a supervisor's client asked (`share`).
+    pub(super) ring: Option<RingWriter>,
 }
 
 pub struct Output {
@@ -57,6 +60,7 @@ impl Output {
                 retained: [RetainedText::new(retain_bytes), RetainedText::new(retain_bytes)],
                 decoders: [Utf8Decoder::new(), Utf8Decoder::new()],
                 retain: retain_bytes != Some(0),
+                ring: None,
             }),
             consumers: Mutex::new(Consumers::default()),
             seq: watch::channel(0).0,
@@ -116,8 +120,12 @@ impl Output {
                 retained[i].push(&text);
             }
             let seq = t.log.append(EventBody::Output(stream, chunk.clone()));
-            if seq.is_some() {
+            if let Some(seq) = seq {
                 self.to_disk(&t);
+                let at_ms = t.log.newest().map_or(0, |e| e.at_ms);
+                if let Some(ring) = &mut t.ring {
+                    ring.append(seq, at_ms, stream.index() as u32, data);
+                }
             }
             seq
         };
@@ -220,6 +228,19 @@ impl Output {
 
     pub fn is_closed(&self) -> bool {
         self.texts().log.is_closed()
+    }
+
+    /// The output from now on in shared memory as well: the ring's memfd (made at the first
+    /// call, sized for the log's bounds) and the sequence number of its first record. A client of
+    /// a persistent sandbox maps it and reads a flood without the supervisor sending it.
+    pub fn share(&self) -> std::io::Result<(std::os::fd::OwnedFd, u64)> {
+        let mut t = self.texts();
+        if t.ring.is_none() {
+            let cap = capacity_for(t.log.max_bytes(), t.log.max_events());
+            t.ring = Some(RingWriter::create(cap, t.log.last_seq() + 1)?);
+        }
+        let ring = t.ring.as_ref().expect("made above");
+        Ok((ring.fd().try_clone_to_owned()?, ring.first_seq()))
     }
 
     /// Events after `after`, waiting up to `wait` for at least one while the log is open.

@@ -1,0 +1,402 @@
+//! A process's output in shared memory: a ring of records that a persistent sandbox's supervisor
+//! writes as the output arrives, and that the Node processes attached to it read by mapping it,
+//! so that a flood's bytes never cross the socket (which carries wake-ups and positions only).
+//!
+//! The ring is a memfd sealed against growing, shrinking and any further writable mapping
+//! (`F_SEAL_FUTURE_WRITE`): the supervisor's own mapping, made before the seals, is the only one
+//! that writes; a reader can map it read-only, and whatever it tries it cannot write it nor make
+//! a read fault (the size is sealed). A reader trusts nothing it reads: every position and length
+//! is checked against the header and the capacity, and a record that the writer overwrote during
+//! the copy is detected (the tail moved past it) and reported as `truncated`.
+//!
+//! Layout: a 64-byte header (magic, capacity, head, tail, first sequence number), then
+//! `capacity` bytes of data. Positions are byte counts since the first record (never wrapped;
+//! the byte at position p is at `64 + p % capacity`). A record is a 24-byte header (sequence
+//! number, milliseconds since the epoch, length, stream) and its bytes, padded to 8. The writer
+//! moves the tail past the records it is about to overwrite before it writes (a release fence
+//! between), then moves the head past the record it wrote: a reader that copied a record and
+//! then still sees the tail at or before it has an intact copy.
+
+use std::io;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+/// "PVOUTRG1": what the header starts with.
+pub const MAGIC: u64 = 0x3147_5254_554f_5650;
+pub const HEADER: usize = 64;
+pub const RECORD_HEADER: usize = 24;
+const HEAD_AT: usize = 16;
+const TAIL_AT: usize = 24;
+
+fn pad8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+/// The data capacity of a ring that holds what a log of `max_bytes` and `max_events` may ask a
+/// reader to be behind by (half of each, by the lag rule), twice over: a page multiple with the
+/// header, at least 64 KiB.
+pub fn capacity_for(max_bytes: usize, max_events: usize) -> usize {
+    let want = max_bytes.saturating_add(max_events.saturating_mul(RECORD_HEADER + 8)).max(64 * 1024);
+    let total = (want + HEADER).div_ceil(4096) * 4096;
+    total - HEADER
+}
+
+/// The writer's side: the supervisor's writable mapping and its own account of the records in
+/// it (never read back from shared memory).
+pub struct RingWriter {
+    map: *mut u8,
+    len: usize,
+    capacity: usize,
+    fd: std::os::fd::OwnedFd,
+    head: u64,
+    tail: u64,
+    /// The size of each record in the ring, oldest first.
+    sizes: std::collections::VecDeque<u64>,
+    first_seq: u64,
+}
+
+// SAFETY: the mapping is owned by this value and written only through `&mut self`.
+unsafe impl Send for RingWriter {}
+
+impl RingWriter {
+    /// A new sealed ring of `capacity` data bytes (from `capacity_for`), whose first record
+    /// will be `first_seq`.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn create(capacity: usize, first_seq: u64) -> io::Result<RingWriter> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        if capacity % 8 != 0 || capacity < 4096 {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a ring's capacity is a multiple of 8, at least 4096"));
+        }
+        let len = HEADER + capacity;
+        // SAFETY: a plain syscall with a NUL-terminated name.
+        let raw = unsafe { libc::memfd_create(c"procvisor-output".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a new descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: plain syscalls on the descriptor just made.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new shared mapping of the whole file, checked below.
+        let map = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+        };
+        if map == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let mut ring = RingWriter {
+            map: map.cast(),
+            len,
+            capacity,
+            fd,
+            head: 0,
+            tail: 0,
+            sizes: Default::default(),
+            first_seq,
+        };
+        // The seals after the writable mapping: it stays the only one that can write.
+        let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_FUTURE_WRITE | libc::F_SEAL_SEAL;
+        // SAFETY: a plain fcntl on our descriptor.
+        if unsafe { libc::fcntl(ring.fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        ring.put_u64(0, MAGIC);
+        ring.put_u64(8, capacity as u64);
+        ring.put_u64(32, first_seq);
+        Ok(ring)
+    }
+
+    /// Shared output needs memfd and its seals, which only Linux has: elsewhere the output
+    /// crosses the socket as bytes.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub fn create(_capacity: usize, _first_seq: u64) -> io::Result<RingWriter> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "shared output needs memfd seals (Linux)"))
+    }
+
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.fd.as_fd()
+    }
+
+    pub fn first_seq(&self) -> u64 {
+        self.first_seq
+    }
+
+    fn put_u64(&mut self, at: usize, v: u64) {
+        // SAFETY: `at + 8 <= HEADER <= len`; the header's words are 8-aligned in a page-aligned map.
+        unsafe { self.map.add(at).cast::<u64>().write_volatile(v) }
+    }
+
+    fn atomic(&self, at: usize) -> &AtomicU64 {
+        // SAFETY: an aligned word of the header, within the mapping this value owns.
+        unsafe { &*self.map.add(at).cast::<AtomicU64>() }
+    }
+
+    /// Copies `bytes` to ring position `pos`, wrapping at the end of the data.
+    fn copy_in(&mut self, pos: u64, bytes: &[u8]) {
+        let at = (pos % self.capacity as u64) as usize;
+        let first = bytes.len().min(self.capacity - at);
+        // SAFETY: both parts lie within the data area (`at + first <= capacity`, the rest from 0,
+        // shorter than the capacity since a record never exceeds it).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.map.add(HEADER + at), first);
+            std::ptr::copy_nonoverlapping(bytes[first..].as_ptr(), self.map.add(HEADER), bytes.len() - first);
+        }
+    }
+
+    /// Appends the output event `seq` of `stream` (0 stdout, 1 stderr). One larger than half the
+    /// ring goes as several records of the same sequence number.
+    pub fn append(&mut self, seq: u64, at_ms: u64, stream: u32, data: &[u8]) {
+        let most = self.capacity / 2 - RECORD_HEADER;
+        let mut parts = data.chunks(most).peekable();
+        if parts.peek().is_none() {
+            return;
+        }
+        for part in parts {
+            self.append_one(seq, at_ms, stream, part);
+        }
+    }
+
+    fn append_one(&mut self, seq: u64, at_ms: u64, stream: u32, data: &[u8]) {
+        let size = (RECORD_HEADER + pad8(data.len())) as u64;
+        let end = self.head + size;
+        let mut tail = self.tail;
+        while end - tail > self.capacity as u64 {
+            tail += self.sizes.pop_front().unwrap_or(0);
+        }
+        if tail != self.tail {
+            self.tail = tail;
+            self.atomic(TAIL_AT).store(tail, Ordering::Relaxed);
+            // Readers see the tail move before any byte of what it gave up changes.
+            fence(Ordering::SeqCst);
+        }
+        let mut head = [0u8; RECORD_HEADER];
+        head[0..8].copy_from_slice(&seq.to_ne_bytes());
+        head[8..16].copy_from_slice(&at_ms.to_ne_bytes());
+        head[16..20].copy_from_slice(&(data.len() as u32).to_ne_bytes());
+        head[20..24].copy_from_slice(&stream.to_ne_bytes());
+        let at = self.head;
+        self.copy_in(at, &head);
+        self.copy_in(at + RECORD_HEADER as u64, data);
+        self.head = end;
+        self.sizes.push_back(size);
+        self.atomic(HEAD_AT).store(end, Ordering::Release);
+    }
+}
+
+impl Drop for RingWriter {
+    fn drop(&mut self) {
+        // SAFETY: the mapping this value made, unmapped once.
+        unsafe { libc::munmap(self.map.cast(), self.len) };
+    }
+}
+
+/// One run of a read: consecutive bytes of one stream.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RingRun {
+    pub stream: u32,
+    pub data: Vec<u8>,
+}
+
+/// What a read found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RingRead {
+    pub runs: Vec<RingRun>,
+    /// The position to read from next time.
+    pub pos: u64,
+    /// Records the reader had not read were overwritten: the read skipped to the oldest kept.
+    pub truncated: bool,
+}
+
+/// Why a ring cannot be read: what it holds breaks its own rules.
+#[derive(Debug)]
+pub struct RingBroken(pub String);
+
+/// The reader's side: any mapping of a ring (read-only in another process, or the writer's own
+/// in tests), of `len` bytes. Everything read from it is checked.
+pub struct RingReader {
+    map: *const u8,
+    capacity: u64,
+}
+
+impl RingReader {
+    /// # Safety
+    /// `map` must stay mapped, readable, for `len` bytes while the reader is used.
+    pub unsafe fn new(map: *const u8, len: usize) -> Result<RingReader, RingBroken> {
+        if len < HEADER + 4096 || map.align_offset(8) != 0 {
+            return Err(RingBroken(format!("a mapping of {len} bytes is not a ring")));
+        }
+        // SAFETY: within the header, per the caller's promise.
+        let (magic, capacity) = unsafe { (map.cast::<u64>().read_volatile(), map.add(8).cast::<u64>().read_volatile()) };
+        if magic != MAGIC {
+            return Err(RingBroken("the shared output has no ring header".into()));
+        }
+        if capacity % 8 != 0 || capacity != (len - HEADER) as u64 {
+            return Err(RingBroken(format!("a ring of {capacity} bytes in a mapping of {len}")));
+        }
+        Ok(RingReader { map, capacity })
+    }
+
+    fn word(&self, at: usize) -> u64 {
+        // SAFETY: an aligned word of the header, mapped per `new`'s contract.
+        unsafe { (*self.map.add(at).cast::<AtomicU64>()).load(Ordering::Acquire) }
+    }
+
+    fn copy_out(&self, pos: u64, out: &mut [u8]) {
+        let at = (pos % self.capacity) as usize;
+        let first = out.len().min(self.capacity as usize - at);
+        let n = out.len();
+        // SAFETY: both parts lie within the data area; `out.len() <= capacity` (checked by callers).
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.map.add(HEADER + at), out.as_mut_ptr(), first);
+            std::ptr::copy_nonoverlapping(self.map.add(HEADER), out[first..].as_mut_ptr(), n - first);
+        }
+    }
+
+    /// The first sequence number the ring was made for.
+    pub fn first_seq(&self) -> u64 {
+        self.word(32)
+    }
+
+    /// The position of the first record after sequence number `after` that the ring still has
+    /// (its head when there is none yet).
+    pub fn position_after(&self, after: u64) -> Result<u64, RingBroken> {
+        let mut pos = self.word(TAIL_AT);
+        loop {
+            let head = self.word(HEAD_AT);
+            self.check_span(pos, head)?;
+            if pos == head {
+                return Ok(pos);
+            }
+            let record = self.record_at(pos, head);
+            fence(Ordering::SeqCst);
+            let tail = self.word(TAIL_AT);
+            if tail > pos {
+                // Overtaken as it was read: its header may be torn, and is not looked at.
+                pos = tail;
+                continue;
+            }
+            let (seq, _, size) = record?;
+            if seq > after {
+                return Ok(pos);
+            }
+            pos += size;
+        }
+    }
+
+    fn check_span(&self, pos: u64, head: u64) -> Result<(), RingBroken> {
+        if pos > head || pos % 8 != 0 {
+            return Err(RingBroken(format!("position {pos} is not a record of a ring whose head is {head}")));
+        }
+        Ok(())
+    }
+
+    /// The header of the record at `pos`: its sequence number, its stream and length, its size.
+    fn record_at(&self, pos: u64, head: u64) -> Result<(u64, (u32, usize), u64), RingBroken> {
+        let mut h = [0u8; RECORD_HEADER];
+        self.copy_out(pos, &mut h);
+        let seq = u64::from_ne_bytes(h[0..8].try_into().unwrap_or_default());
+        let len = u32::from_ne_bytes(h[16..20].try_into().unwrap_or_default()) as usize;
+        let stream = u32::from_ne_bytes(h[20..24].try_into().unwrap_or_default());
+        let size = (RECORD_HEADER + pad8(len)) as u64;
+        if pos + size > head || size > self.capacity / 2 + 8 || stream > 1 {
+            return Err(RingBroken(format!("a record of {len} bytes of stream {stream} at {pos} (head {head})")));
+        }
+        Ok((seq, (stream, len), size))
+    }
+
+    /// Records from position `pos` whose sequence number is at most `until`, about `max_bytes`
+    /// of them (at least one record when there is one).
+    pub fn read(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingRead, RingBroken> {
+        let mut pos = pos;
+        loop {
+            let plan = self.plan(pos, until, max_bytes)?;
+            let mut data = vec![0u8; plan.total];
+            if !self.fill(&plan, &mut data) {
+                pos = plan.start;
+                continue;
+            }
+            let mut runs = Vec::with_capacity(plan.runs.len());
+            let mut at = 0;
+            for &(stream, len) in &plan.runs {
+                runs.push(RingRun { stream, data: data[at..at + len].to_vec() });
+                at += len;
+            }
+            return Ok(RingRead { runs, pos: plan.pos, truncated: plan.truncated });
+        }
+    }
+
+    /// What a read from `pos` would copy, from the records' headers alone: a reader that copies
+    /// into memory of its own (a JS Buffer) sizes it with `total`, then calls `fill`.
+    pub fn plan(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingPlan, RingBroken> {
+        let mut plan = RingPlan { start: pos, pos, ..Default::default() };
+        loop {
+            let head = self.word(HEAD_AT);
+            let tail = self.word(TAIL_AT);
+            if tail > head || head - tail > self.capacity {
+                return Err(RingBroken(format!("a ring whose tail {tail} and head {head} do not fit its {} bytes", self.capacity)));
+            }
+            if plan.pos < tail {
+                // Overtaken, before or while it was planned: planned again from the oldest kept.
+                plan = RingPlan { start: tail, pos: tail, truncated: true, ..Default::default() };
+            }
+            self.check_span(plan.pos, head)?;
+            if plan.pos == head {
+                return Ok(plan);
+            }
+            let record = self.record_at(plan.pos, head);
+            fence(Ordering::SeqCst);
+            if self.word(TAIL_AT) > plan.pos {
+                // The header may have been overwritten as it was read: not a broken ring.
+                continue;
+            }
+            let (seq, (stream, len), size) = record?;
+            if seq > until || (plan.total > 0 && plan.total + len > max_bytes) {
+                return Ok(plan);
+            }
+            plan.parts.push((plan.pos + RECORD_HEADER as u64, len));
+            match plan.runs.last_mut() {
+                Some((s, n)) if *s == stream => *n += len,
+                _ => plan.runs.push((stream, len)),
+            }
+            plan.total += len;
+            plan.pos += size;
+        }
+    }
+
+    /// Copies what `plan` found into `out` (`plan.total` bytes). False when the writer overwrote
+    /// any of it meanwhile: `out` is then garbage, and the read starts again from `plan.start`,
+    /// which the ring no longer has (the next plan says `truncated`).
+    pub fn fill(&self, plan: &RingPlan, out: &mut [u8]) -> bool {
+        assert_eq!(out.len(), plan.total, "a fill sized by its plan");
+        let mut at = 0;
+        for &(pos, len) in &plan.parts {
+            self.copy_out(pos, &mut out[at..at + len]);
+            at += len;
+        }
+        fence(Ordering::SeqCst);
+        self.word(TAIL_AT) <= plan.start
+    }
+}
+
+/// A read of a ring, planned from its headers (`RingReader::plan`).
+#[derive(Debug, Default)]
+pub struct RingPlan {
+    /// Where the records planned begin.
+    pub start: u64,
+    /// The position to read from next.
+    pub pos: u64,
+    /// Records the reader had not read were overwritten: the plan skipped to the oldest kept.
+    pub truncated: bool,
+    /// Runs of one stream: the stream and its bytes, in order.
+    pub runs: Vec<(u32, usize)>,
+    /// The bytes of every record: where they are in the ring, and how many.
+    parts: Vec<(u64, usize)>,
+    /// Bytes of all the runs.
+    pub total: usize,
+}
+
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+#[path = "shared_tests.rs"]
+mod tests;
