@@ -12,7 +12,7 @@
 //! - `settle`: the realm's promises; uses `realm`, `settler`, `error`.
 //! - `checks`: values checked by the core's rules; uses `error`, `value`.
 //! - At the top, used by no other module: `process/` (the process handle, one unit), `probe`,
-//!   `snapshot`, `persistent`, `diagnostics`, `runtime`. (`realm` and `checks` have functions
+//!   `snapshot`, `persistent`, `shared_output`, `diagnostics`, `runtime`. (`realm` and `checks` have functions
 //!   that JS calls too.)
 
 mod bytes;
@@ -29,6 +29,7 @@ mod request;
 mod runtime;
 mod settle;
 mod settler;
+mod shared_output;
 mod snapshot;
 mod value;
 
@@ -40,4 +41,5 @@ pub use probe::*;
 pub use process::*;
 pub use realm::*;
 pub use request::*;
+pub use shared_output::*;
 pub use snapshot::*;

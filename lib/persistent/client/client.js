@@ -13,7 +13,7 @@ const { binding } = require('../../native/native')
 const errors = require('../../native/errors')
 const protocol = require('../wire/protocol')
 const { attachments, encodeValue, decodeValue } = require('../wire/values')
-const { Inbox, openLogs } = require('./inbox')
+const { Inbox, openLogs, canShare } = require('./inbox')
 const { FrameReader } = require('../wire/reader')
 const { InputGate } = require('./input')
 const { logPathOf, lockHeld } = require('../wire/location')
@@ -138,7 +138,7 @@ class Connection extends EventEmitter {
         this.idle()
         resolve()
       }
-      this.socket.write(protocol.encode(protocol.hello()))
+      this.socket.write(protocol.encode(protocol.hello(canShare() ? { shared: true } : undefined)))
       // A refusal can come before the hello is even sent (a socket of another user).
       if (this.early) this.read(Buffer.alloc(0))
     })

@@ -2,11 +2,22 @@
 // What the supervisor pushes to a Node process, as the connection hands it on: the processes'
 // output (OUT frames: bytes, decoded here into the text Mastra's handles take), their exits, and
 // the events of `logs()` streams. It also says how much has been read, as credit, so that the
-// supervisor sends more.
+// supervisor sends more. A process that writes much is offered its output in shared memory (a
+// ring the supervisor writes and this side maps read-only): then only wake-ups and positions
+// cross the socket, and the bytes are read straight from the mapping.
 
 const { StringDecoder } = require('node:string_decoder')
 const errors = require('../../native/errors')
 const protocol = require('../wire/protocol')
+const { binding } = require('../../native/native')
+
+/** Bytes read from a ring at once (as the supervisor takes them from a log). */
+const RING_BATCH = 1024 * 1024
+
+/** Whether this Node process can map the processes' output (memfd seals: Linux). */
+function canShare() {
+  return process.platform === 'linux' && typeof binding.openSharedOutput === 'function' && process.env.PROCVISOR_SHARED_OUTPUT !== '0'
+}
 
 /**
  * Output text is handed on in pieces of at most this many bytes, as a local process's is: larger
@@ -29,6 +40,8 @@ class Inbox {
     this.unacked = 0
     /** Open `logs()` streams, by id. */
     this.logs = new Map()
+    /** The output rings mapped here, by pid: `{ ring, pos }` (`pos` once the supervisor says where to start). */
+    this.rings = new Map()
   }
 
   /** Holds the events of `pid` until the continuations of the reply that names it have run. */
@@ -56,18 +69,12 @@ class Inbox {
 
   deliver(pid, m) {
     const to = this.conn.subscribers.get(pid)
-    if (m.t === 'out') {
-      if (!to) return
-      let d = this.decoders.get(pid)
-      if (!d) this.decoders.set(pid, (d = [new StringDecoder('utf8'), new StringDecoder('utf8')]))
-      const data = m.data
-      for (let at = 0; at < data.length; at += PIECE) {
-        const text = d[m.stream].write(at === 0 && data.length <= PIECE ? data : data.subarray(at, at + PIECE))
-        if (text) to({ kind: 'out', stream: m.stream, data: text })
-      }
-      return
-    }
+    if (m.t === 'out') return to && this.out(pid, to, m.stream, m.data)
+    if (m.kind === 'share') return this.share(pid, m.token)
+    if (m.kind === 'ring') return this.ring(pid, m.after)
+    if (m.kind === 'wake') return this.wake(pid, to, m.upTo)
     if (m.kind === 'exit') {
+      this.unmap(pid)
       // An incomplete character at the end is U+FFFD, as in a local process's output.
       const d = this.decoders.get(pid)
       this.decoders.delete(pid)
@@ -79,6 +86,84 @@ class Inbox {
       }
     }
     to?.(m)
+  }
+
+  /** Bytes of output of `pid`, decoded and handed on in pieces. */
+  out(pid, to, stream, data) {
+    let d = this.decoders.get(pid)
+    if (!d) this.decoders.set(pid, (d = [new StringDecoder('utf8'), new StringDecoder('utf8')]))
+    for (let at = 0; at < data.length; at += PIECE) {
+      const text = d[stream].write(at === 0 && data.length <= PIECE ? data : data.subarray(at, at + PIECE))
+      if (text) to({ kind: 'out', stream, data: text })
+    }
+  }
+
+  /**
+   * The supervisor offers the output of `pid` in shared memory: mapped, and said so. Until the
+   * supervisor answers with where to start (`ring`), the bytes go on coming over the socket; if
+   * the ring cannot be taken or mapped, they simply go on.
+   */
+  share(pid, token) {
+    const path = this.conn.sandbox?.sharedOutput
+    if (!canShare() || typeof path !== 'string' || this.rings.has(pid)) return
+    const entry = { ring: undefined, pos: undefined }
+    this.rings.set(pid, entry)
+    binding.openSharedOutput(path, token).then(
+      (ring) => {
+        // The process ended (or the connection did) while the ring was taken.
+        if (this.rings.get(pid) !== entry || this.conn.socket.destroyed) return ring.close()
+        entry.ring = ring
+        this.conn.socket.write(protocol.encode({ t: 'shared', pid: Number(pid) }))
+      },
+      () => {},
+    )
+  }
+
+  /** From here on the output of `pid` after sequence number `after` is read from its ring. */
+  ring(pid, after) {
+    const entry = this.rings.get(pid)
+    if (!entry?.ring || !Number.isSafeInteger(after)) return this.broken(`a ring of process ${pid} it did not map`)
+    try {
+      entry.pos = entry.ring.positionAfter(after)
+    } catch (e) {
+      this.broken(e.message)
+    }
+  }
+
+  /** The ring of `pid` holds output up to sequence number `upTo`: read, handed on, and said so. */
+  wake(pid, to, upTo) {
+    const entry = this.rings.get(pid)
+    if (entry?.pos === undefined || !Number.isSafeInteger(upTo)) return this.broken(`a wake-up for process ${pid}, whose ring it does not read`)
+    const runs = []
+    try {
+      for (;;) {
+        const read = entry.ring.read(entry.pos, upTo, RING_BATCH)
+        entry.pos = read.pos
+        if (read.runs.length === 0) break
+        for (let i = 0, at = 0; i < read.runs.length; at += read.runs[i + 1], i += 2) {
+          runs.push({ stream: read.runs[i], data: read.data.subarray(at, at + read.runs[i + 1]) })
+        }
+      }
+    } catch (e) {
+      return this.broken(e.message)
+    }
+    // Said once the bytes are copied out, before they are decoded and handed on: the process
+    // writes its next output meanwhile.
+    this.conn.socket.write(protocol.encode({ t: 'read', pid: Number(pid), seq: upTo }))
+    if (to) for (const run of runs) this.out(pid, to, run.stream, run.data)
+  }
+
+  /** The supervisor broke the rules of shared output: this connection ends, as for any bad frame. */
+  broken(why) {
+    this.conn.refusal ??= { message: `the supervisor's shared output is broken: ${why}` }
+    this.conn.socket.destroy()
+  }
+
+  unmap(pid) {
+    const entry = this.rings.get(pid)
+    if (!entry) return
+    this.rings.delete(pid)
+    entry.ring?.close()
   }
 
   /** After each read from the socket: gives back the credit of what was read, a quarter window at a time. */
@@ -102,6 +187,7 @@ class Inbox {
     this.logs.clear()
     this.held.clear()
     this.decoders.clear()
+    for (const pid of [...this.rings.keys()]) this.unmap(pid)
   }
 }
 
@@ -186,4 +272,4 @@ async function openLogs(conn, pid, options, signal) {
   return stream
 }
 
-module.exports = { Inbox, openLogs }
+module.exports = { Inbox, openLogs, canShare }

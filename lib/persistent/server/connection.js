@@ -50,6 +50,8 @@ class Client {
     this.socket = socket
     this.greeted = false
     this.refused = false
+    /** It maps the processes' output when offered (its hello says so, and this supervisor can). */
+    this.shares = false
     /** Open `logs()` streams of this client, by id. */
     this.streams = new Map()
     this.nextStream = 1
@@ -242,12 +244,19 @@ function serveSocket(socket, host) {
           return
         }
         client.greeted = true
+        // A client that can map the processes' output is offered it (feed.js).
+        client.shares = m.shared === true && host.sharesOutput?.() === true
         host.opened(client)
         client.send(protocol.hello({ sandbox: host.greeting() }))
         continue
       }
       if (m.t === 'credit') {
         client.credit(m)
+        continue
+      }
+      if (m.t === 'shared' || m.t === 'read') {
+        const why = client.feed.shared(m)
+        if (why) return client.refuse(SANDBOX_PROTOCOL_MISMATCH, why)
         continue
       }
       const why = calls.unanswerable(m)

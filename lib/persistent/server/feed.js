@@ -15,6 +15,14 @@
 // the exit. Either way the supervisor holds about WINDOW bytes of output per client, whatever it
 // grants and however many log streams it opens (connection.js): what the client did not read
 // stays in the native log, which is bounded.
+//
+// A process that has sent a client SHARE_AFTER bytes is offered to it in shared memory, when the
+// client said it can map it (its hello) and this supervisor serves the descriptors
+// (shared-output.js): the client maps the ring (the native log's output mirrored in a sealed
+// memfd) and says so; once everything before the ring's first record was sent as bytes, the
+// client is told where to start (`ring`), then woken with the last sequence number it may read
+// (`wake`), one wake-up at a time, each answered by a `read` that moves its position, and so the
+// hold, as credit would. The same stall rule applies: one that does not answer is not waited for.
 
 const protocol = require('../wire/protocol')
 const { logEvents } = require('../../process/observe')
@@ -25,13 +33,18 @@ const BATCH = 1024 * 1024
 const TURN_BYTES = 2 * 1024 * 1024
 /** How long a client may leave output unread with no credit before processes stop waiting for it. */
 const STALL_MS = 1000
+/**
+ * Bytes of a process sent to a client as bytes before it is offered the process's output in
+ * shared memory: a process that writes little never costs a ring, and a spawn waits for nothing.
+ */
+const SHARE_AFTER = 256 * 1024
 
 /** Holds the producer of `rec` at the position of the slowest client that reads it, or nowhere. */
 function holdFor(rec) {
   let min = Infinity
   for (const c of rec.subscribers) {
     const s = c.feed.subs.get(rec)
-    if (s && !c.feed.stalled && s.after < min) min = s.after
+    if (s && !c.feed.stalled && !s.stalled && s.after < min) min = s.after
   }
   const hold = min === Infinity ? null : min
   // Exited and sent to everyone: nothing is taken from this log any more.
@@ -65,7 +78,9 @@ class Feed {
   /** Sends the output of `rec` after log position `after`, then its exit. */
   add(rec, after) {
     if (this.subs.has(rec) || this.client.socket.destroyed) return holdFor(rec)
-    const sub = { after, later: false }
+    // `sent`: bytes sent as bytes; `share`: the offer of its ring and, once the client maps it,
+    // the wake-up it was sent (`upTo`) and whether it has answered (`waiting`).
+    const sub = { after, later: false, sent: 0, share: undefined, stalled: false }
     this.subs.set(rec, sub)
     rec.subscribers.add(this.client)
     holdFor(rec)
@@ -73,7 +88,10 @@ class Feed {
   }
 
   remove(rec) {
-    if (!this.subs.delete(rec)) return
+    const sub = this.subs.get(rec)
+    if (!sub) return
+    clearTimeout(sub.share?.timer)
+    this.subs.delete(rec)
     rec.subscribers.delete(this.client)
     holdFor(rec)
   }
@@ -122,6 +140,13 @@ class Feed {
 
   next(rec, sub) {
     if (this.subs.get(rec) !== sub || !this.client.open()) return
+    const share = sub.share
+    if (share?.state === 'accepted' && sub.after >= share.firstSeq - 1) {
+      // Everything before the ring's first record was sent as bytes: the rest is read from it.
+      share.state = 'ring'
+      this.client.send({ t: 'event', pid: rec.pid, kind: 'ring', after: sub.after })
+    }
+    if (share?.state === 'ring') return this.wake(rec, sub)
     const native = rec.core.native
     // Output after the end a Mastra handle reports (a child left behind) is not the handle's.
     const until = rec.result === undefined ? undefined : rec.finalSeq
@@ -141,8 +166,79 @@ class Feed {
         this.credit -= n
         taken += n
       }
+      sub.sent += taken
+      if (sub.sent >= SHARE_AFTER && !sub.share && this.client.shares) this.offer(rec, sub)
       holdFor(rec)
     }
+  }
+
+  /** Offers the client the process's output in shared memory, from the ring's first record on. */
+  offer(rec, sub) {
+    const offer = rec.result === undefined ? rec.core.native.shareOutput() : null
+    if (!offer) {
+      sub.share = { state: 'none' }
+      return
+    }
+    sub.share = { state: 'offered', firstSeq: offer.firstSeq, upTo: 0, waiting: false, timer: undefined }
+    this.client.send({ t: 'event', pid: rec.pid, kind: 'share', token: offer.token })
+  }
+
+  /**
+   * A client's word on shared output: `{ t: 'shared', pid }` once it mapped the ring it was
+   * offered, `{ t: 'read', pid, seq }` once it read the output up to the wake-up's `seq`. Returns
+   * why the client is refused (it answers what it was not asked, or claims output it was never
+   * told of), or nothing.
+   */
+  shared(m) {
+    if ((typeof m.pid !== 'string' && typeof m.pid !== 'number') || (m.t === 'read' && !Number.isSafeInteger(m.seq))) {
+      return `a ${m.t} frame names a process and a whole sequence number: ${JSON.stringify(m).slice(0, 200)}`
+    }
+    // A process no longer sent to this client (exited, unsubscribed): nothing to do.
+    const rec = [...this.subs.keys()].find((r) => r.pid === String(m.pid))
+    const sub = rec && this.subs.get(rec)
+    if (!sub || !sub.share) return
+    const share = sub.share
+    if (m.t === 'shared') {
+      if (share.state !== 'offered') return `the shared output of ${m.pid} was not offered, or was accepted before`
+      share.state = 'accepted'
+      return this.next(rec, sub)
+    }
+    if (share.state !== 'ring') return `a read of the shared output of ${m.pid}, which is not read from shared memory`
+    if (m.seq > share.upTo || m.seq < 0) return `a read of the output of ${m.pid} up to ${m.seq}, past the ${share.upTo} it was told of`
+    // An answer to an earlier wake-up than the last: the last one's answer follows.
+    if (!share.waiting || m.seq !== share.upTo) return
+    share.waiting = false
+    clearTimeout(share.timer)
+    share.timer = undefined
+    sub.after = m.seq
+    sub.stalled = false
+    holdFor(rec)
+    this.next(rec, sub)
+  }
+
+  /**
+   * The output of a client that reads it from shared memory: one wake-up at a time, naming the
+   * last sequence number it may read (up to the process's Mastra end, as bytes would stop there);
+   * the exit once it read that far. One that does not answer for STALL_MS is no longer waited for.
+   */
+  wake(rec, sub) {
+    const share = sub.share
+    if (rec.result !== undefined && sub.after >= rec.finalSeq) return this.exit(rec)
+    if (share.waiting) return
+    const last = rec.core.native.readerSeen()
+    const upTo = rec.result === undefined ? last : Math.min(last, rec.finalSeq)
+    // Nothing new: the process's wake-up (`woken`) comes with its next output or its end.
+    if (upTo <= sub.after) return
+    share.waiting = true
+    share.upTo = upTo
+    this.client.send({ t: 'event', pid: rec.pid, kind: 'wake', upTo })
+    share.timer = setTimeout(() => {
+      share.timer = undefined
+      if (!share.waiting || this.subs.get(rec) !== sub) return
+      sub.stalled = true
+      holdFor(rec)
+    }, STALL_MS)
+    share.timer.unref()
   }
 
   /** Output of `rec` waits for a client that cannot take it now. */

@@ -32,6 +32,7 @@ const { Place } = require('./place')
 const { servedProcesses } = require('./processes')
 const { supervisorTerminals } = require('./terminals')
 const { supervisorLogFiles } = require('../wire/log-files')
+const { serveSharedOutput } = require('./shared-output')
 const { Launches } = require('../../process/launches')
 const { Lifetime } = require('../../process/lifetime')
 
@@ -49,6 +50,8 @@ let logFiles = null
  * it serves (where the logs go is known then). Every process call maps onto it.
  */
 let manager
+/** Where the rings of the processes' output are handed out (shared-output.js), or null. */
+let sharedOutput = null
 const clients = new Set()
 let ending = undefined
 
@@ -77,6 +80,7 @@ const ops = Object.assign(Object.create(null), processes.ops, terminals.ops, {
     checkpointsDirectory: config.checkpointsDirectory ?? config.snapshot?.checkpointsDirectory ?? null,
     snapshot: config.snapshot ?? null,
     logDirectory: logFiles?.directory ?? null,
+    sharedOutput,
   }),
 
   async shutdown() {
@@ -110,6 +114,7 @@ function accept(socket) {
   serveSocket(socket, {
     ops,
     greeting: ops.info,
+    sharesOutput: () => sharedOutput !== null,
     opened: (client) => clients.add(client),
     closed: (client) => clients.delete(client),
   })
@@ -148,6 +153,7 @@ async function finish(reason) {
   if (place.release()) {
     // The log only matters after a crash; an orderly end leaves nothing behind.
     fs.rmSync(logPathOf(config.socketPath), { force: true })
+    if (sharedOutput) fs.rmSync(sharedOutput, { force: true })
   }
   // The replies and the last events are flushed before the exit.
   setImmediate(() => {
@@ -168,6 +174,7 @@ async function main() {
     process.exit(0)
   }
   logFiles = supervisorLogFiles(config, startedAt)
+  sharedOutput = serveSharedOutput(config.socketPath)
   manager = new ProcessManager({
     workingDirectory: config.workingDirectory,
     containment: 'auto',

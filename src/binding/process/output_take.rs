@@ -98,4 +98,21 @@ impl NativeProcess {
         let events = read.events.into_iter().map(|e| to_event(&self.inner.id, e)).collect();
         Ok(NativeLogRead { truncated: read.truncated, next: read.next as f64, closed, events })
     }
+
+    /// Offers this process's output in shared memory to one client of a persistent sandbox's
+    /// supervisor (see `startSharedOutputServer`); null when it goes as bytes.
+    #[napi]
+    pub fn share_output(&self) -> Option<crate::binding::shared_output::NativeShareOffer> {
+        crate::binding::shared_output::offer(&self.inner)
+    }
+
+    /// The newest sequence number, answering the reader's wake-up as a take does without taking
+    /// anything: the clients of a supervisor that read the output from shared memory are woken
+    /// again by what is appended after this call.
+    #[napi]
+    pub fn reader_seen(&self, env: &Env) -> f64 {
+        let seq = self.inner.output.reader_seen();
+        crate::binding::loop_reader::serve(env, &self.inner);
+        seq as f64
+    }
 }

@@ -1,0 +1,251 @@
+//! A process's output in shared memory, across a persistent sandbox's socket (see
+//! `core::output::shared` and `core::persistent::fdpass`): the supervisor serves the rings'
+//! descriptors and offers one per process and client; a client takes it, maps it read-only and
+//! reads the output from the mapping. Wherever this is unavailable (no memfd seals, the socket
+//! gone, any failure), the output goes on crossing the sandbox's socket as bytes.
+
+use crate::core::output::shared::{RingBroken, RingReader};
+use crate::core::persistent::fdpass::{self, FdServer, Token};
+use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
+use napi::{sys, Env, Task};
+use napi_derive::napi;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+static SERVER: OnceLock<Arc<FdServer>> = OnceLock::new();
+
+fn hex(token: &Token) -> String {
+    token.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_token(s: &str) -> napi::Result<Token> {
+    let bad = || napi::Error::from_reason(format!("a shared output token is 32 hex digits, not {:?}", s.get(..40).unwrap_or(s)));
+    if s.len() != 32 || !s.is_ascii() {
+        return Err(bad());
+    }
+    let mut t = [0u8; 16];
+    for (i, b) in t.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(t)
+}
+
+/// Serves the rings' descriptors at `path` (beside the sandbox's socket), for the life of this
+/// process; a persistent sandbox's supervisor calls it once. False where shared output cannot
+/// work (not Linux): its clients are then sent the output as bytes.
+#[napi]
+pub fn start_shared_output_server(path: String) -> napi::Result<bool> {
+    if !cfg!(any(target_os = "linux", target_os = "android")) {
+        return Ok(false);
+    }
+    if SERVER.get().is_some() {
+        return Err(napi::Error::from_reason("the shared output server is already started"));
+    }
+    let server = FdServer::start(std::path::Path::new(&path))
+        .map_err(|e| napi::Error::from_reason(format!("cannot serve shared output at {path}: {e}")))?;
+    let _ = SERVER.set(server);
+    Ok(true)
+}
+
+/// What a supervisor offers a client for one process's output.
+#[napi(object, object_from_js = false)]
+pub struct NativeShareOffer {
+    /// Takes the ring's descriptor once, from the shared output server.
+    pub token: String,
+    /// The sequence number of the ring's first record: output before it is sent as bytes.
+    pub first_seq: f64,
+}
+
+/// Offers `process`'s output in shared memory (made at the first offer); null when there is no
+/// shared output server or no ring can be made, and the output goes as bytes.
+pub(crate) fn offer(process: &crate::core::supervise::process::Process) -> Option<NativeShareOffer> {
+    let server = SERVER.get()?;
+    let (fd, first_seq) = process.output.share().ok()?;
+    let token = server.offer(fd).ok()?;
+    Some(NativeShareOffer { token: hex(&token), first_seq: first_seq as f64 })
+}
+
+pub struct Mapping {
+    map: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: a read-only mapping owned by this value; nothing writes through it.
+unsafe impl Send for Mapping {}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapped once, by its owner.
+        unsafe { libc::munmap(self.map, self.len) };
+    }
+}
+
+/// A process's output ring, mapped read-only in this Node process.
+#[napi]
+pub struct NativeSharedOutput {
+    mapping: Mutex<Option<Mapping>>,
+}
+
+/// A Buffer made and filled here (see `NativeSharedOutput::read`), handed to JS as it is.
+pub struct FilledBuffer(sys::napi_value);
+
+impl TypeName for FilledBuffer {
+    fn type_name() -> &'static str {
+        "Buffer"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for FilledBuffer {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+/// What a read of the ring found.
+#[napi(object, object_from_js = false)]
+pub struct NativeSharedRead {
+    /// The bytes of every run, one after the other.
+    #[napi(ts_type = "Buffer")]
+    pub data: FilledBuffer,
+    /// The runs, as pairs: the stream (0 = stdout, 1 = stderr), then its number of bytes.
+    pub runs: Vec<u32>,
+    /// The position to read from next.
+    pub pos: f64,
+    /// Output this reader had not read was overwritten: the read goes on from the oldest kept.
+    pub truncated: bool,
+}
+
+fn broken(e: RingBroken) -> napi::Error {
+    napi::Error::from_reason(format!("the shared output breaks its rules: {}", e.0))
+}
+
+impl NativeSharedOutput {
+    fn with<T>(&self, f: impl FnOnce(&RingReader) -> Result<T, RingBroken>) -> napi::Result<T> {
+        let m = self.mapping.lock().unwrap_or_else(|e| e.into_inner());
+        let m = m.as_ref().ok_or_else(|| napi::Error::from_reason("the shared output is closed"))?;
+        // SAFETY: the mapping stays while the lock is held (`close` takes it).
+        let reader = unsafe { RingReader::new(m.map as *const u8, m.len) }.map_err(broken)?;
+        f(&reader).map_err(broken)
+    }
+}
+
+fn pos_arg(name: &str, v: f64) -> napi::Result<u64> {
+    if !(v >= 0.0 && v <= 9007199254740991.0 && v.fract() == 0.0) {
+        return Err(napi::Error::from_reason(format!("{name} must be a whole number ≥ 0, not {v}")));
+    }
+    Ok(v as u64)
+}
+
+#[napi]
+impl NativeSharedOutput {
+    /// The position of the first record after sequence number `after` still in the ring.
+    #[napi]
+    pub fn position_after(&self, after: f64) -> napi::Result<f64> {
+        let after = pos_arg("after", after)?;
+        self.with(|r| r.position_after(after)).map(|p| p as f64)
+    }
+
+    /// Output from position `pos`, of sequence numbers up to `until`, about `maxBytes` of it,
+    /// copied once, from the mapping straight into the Buffer JS gets.
+    #[napi]
+    pub fn read(&self, env: &Env, pos: f64, until: f64, max_bytes: f64) -> napi::Result<NativeSharedRead> {
+        let (mut pos, until) = (pos_arg("pos", pos)?, pos_arg("until", until)?);
+        let max = pos_arg("maxBytes", max_bytes)? as usize;
+        self.with(|r| {
+            loop {
+                let plan = r.plan(pos, until, max)?;
+                let mut out = std::ptr::null_mut();
+                let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
+                // SAFETY: napi allocates `plan.total` bytes at `data`, all written by `fill`.
+                let status = unsafe { sys::napi_create_buffer(env.raw(), plan.total, &mut data, &mut out) };
+                if status != sys::Status::napi_ok {
+                    return Err(RingBroken(format!("no Buffer of {} bytes could be made", plan.total)));
+                }
+                // SAFETY: the Buffer's memory, `plan.total` bytes (none when empty).
+                let slice = if plan.total == 0 {
+                    &mut [][..]
+                } else {
+                    unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), plan.total) }
+                };
+                if !r.fill(&plan, slice) {
+                    pos = plan.start;
+                    continue;
+                }
+                let runs = plan.runs.iter().flat_map(|&(stream, len)| [stream, len as u32]).collect();
+                return Ok(NativeSharedRead { data: FilledBuffer(out), runs, pos: plan.pos as f64, truncated: plan.truncated });
+            }
+        })
+    }
+
+    /// Unmaps the ring; reads after this throw.
+    #[napi]
+    pub fn close(&self) {
+        self.mapping.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+pub struct OpenShared {
+    path: PathBuf,
+    token: Token,
+}
+
+impl Task for OpenShared {
+    type Output = Mapping;
+    type JsValue = NativeSharedOutput;
+
+    fn compute(&mut self) -> napi::Result<Mapping> {
+        let fail = |e: std::io::Error| napi::Error::from_reason(format!("cannot take the shared output: {e}"));
+        let fd = fdpass::take_fd(&self.path, &self.token).map_err(fail)?;
+        check_sealed(fd.as_raw_fd()).map_err(fail)?;
+        // SAFETY: fstat into a zeroed struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(fail(std::io::Error::last_os_error()));
+        }
+        let len = st.st_size as usize;
+        // SAFETY: a new read-only shared mapping of the whole file; its size cannot change (sealed).
+        let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+        if map == libc::MAP_FAILED {
+            return Err(fail(std::io::Error::last_os_error()));
+        }
+        let mapping = Mapping { map, len };
+        // SAFETY: mapped above for `len` bytes.
+        unsafe { RingReader::new(map as *const u8, len) }.map_err(broken)?;
+        Ok(mapping)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Mapping) -> napi::Result<NativeSharedOutput> {
+        Ok(NativeSharedOutput { mapping: Mutex::new(Some(output)) })
+    }
+}
+
+/// A ring whose size could change under this mapping would make a read fault: only a memfd
+/// sealed against shrinking (and against writers other than the supervisor) is mapped.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn check_sealed(fd: i32) -> std::io::Result<()> {
+    // SAFETY: a plain fcntl.
+    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
+    let need = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_FUTURE_WRITE | libc::F_SEAL_SEAL;
+    if seals < 0 || seals & need != need {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "the descriptor is not a sealed ring"));
+    }
+    Ok(())
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn check_sealed(_fd: i32) -> std::io::Result<()> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "shared output needs memfd seals (Linux)"))
+}
+
+/// Takes the ring offered under `token` from the shared output server at `path`, and maps it
+/// read-only. Rejects when anything fails: the output then goes on as bytes.
+#[napi(ts_return_type = "Promise<NativeSharedOutput>")]
+pub fn open_shared_output(path: String, token: String) -> napi::Result<AsyncTask<OpenShared>> {
+    Ok(AsyncTask::new(OpenShared { path: PathBuf::from(path), token: parse_token(&token)? }))
+}
