@@ -150,6 +150,22 @@ pub(super) struct Kept {
     file: Option<(File, u64)>,
 }
 
+/// Writes `a` then `b` whole, in one system call when the kernel takes them at once.
+fn write_both(file: &mut File, mut a: &[u8], mut b: &[u8]) -> std::io::Result<()> {
+    while !a.is_empty() || !b.is_empty() {
+        let n = match file.write_vectored(&[std::io::IoSlice::new(a), std::io::IoSlice::new(b)]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let from_a = n.min(a.len());
+        a = &a[from_a..];
+        b = &b[n - from_a..];
+    }
+    Ok(())
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -275,7 +291,8 @@ impl DiskLog {
     }
 
     fn write_one(&self, ev: &LogEvent) -> std::io::Result<()> {
-        let frame = disk_frame::encode(ev);
+        let (head, data) = disk_frame::encode(ev);
+        let frame_len = head.len() + data.as_ref().map_or(0, |d| d.len());
         let mut k = self.kept_lock();
         if k.file.is_none() && k.firsts.is_empty() {
             // Files left under this id by an earlier Node process are not this process's.
@@ -286,7 +303,7 @@ impl DiskLog {
             k.firsts.push_back(ev.seq);
         }
         let size = k.file.as_ref().map_or(0, |f| f.1);
-        if size > 0 && size + frame.len() as u64 > self.files.max_bytes {
+        if size > 0 && size + frame_len as u64 > self.files.max_bytes {
             // Renamed under the lock: a reader opens a file by the name its first sequence
             // number has at that moment.
             self.rotate(&mut k)?;
@@ -298,8 +315,8 @@ impl DiskLog {
         let Some((file, size)) = k.file.as_mut() else {
             return Err(std::io::Error::other("the log file is closed"));
         };
-        file.write_all(&frame)?;
-        *size += frame.len() as u64;
+        write_both(file, &head, data.as_deref().unwrap_or(&[]))?;
+        *size += frame_len as u64;
         k.written = ev.seq;
         if matches!(ev.body, crate::core::output::log::EventBody::Exited(_)) {
             // Nothing follows the end: a finished process that is kept holds no descriptor.

@@ -37,9 +37,11 @@ pub(super) fn payload_len(body: &EventBody) -> usize {
     }
 }
 
-pub(super) fn encode(ev: &LogEvent) -> Vec<u8> {
+/// A frame as its header (with any small payload) and the output it carries, written as they are
+/// (`write_vectored`): a flood's bytes are not copied once more on their way to the file.
+pub(super) fn encode(ev: &LogEvent) -> (Vec<u8>, Option<Bytes>) {
     let len = payload_len(&ev.body);
-    let mut f = Vec::with_capacity(HEADER + len);
+    let mut f = Vec::with_capacity(HEADER + if matches!(ev.body, EventBody::Output(..)) { 0 } else { len });
     let kind = match &ev.body {
         EventBody::Output(Stream::Stdout, _) => 0,
         EventBody::Output(Stream::Stderr, _) => 1,
@@ -54,7 +56,7 @@ pub(super) fn encode(ev: &LogEvent) -> Vec<u8> {
     f.extend_from_slice(&ev.at_ms.to_le_bytes());
     f.extend_from_slice(&ev.end_offset.to_le_bytes());
     match &ev.body {
-        EventBody::Output(_, b) => f.extend_from_slice(b),
+        EventBody::Output(_, b) => return (f, Some(b.clone())),
         EventBody::Exited(exit) => push_exit(&mut f, exit),
         EventBody::Restart { attempt, exit } => {
             f.extend_from_slice(&attempt.to_le_bytes());
@@ -66,7 +68,7 @@ pub(super) fn encode(ev: &LogEvent) -> Vec<u8> {
             f.extend_from_slice(reason.as_bytes());
         }
     }
-    f
+    (f, None)
 }
 
 fn push_exit(f: &mut Vec<u8>, exit: &ExitInfo) {
