@@ -1,8 +1,10 @@
 // What the persistent sandbox tests share: Node processes that start or attach to a
 // sandbox, fresh ids, and the sweep that leaves no supervisor running after a test.
+import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
+import * as net from 'node:net'
 import * as os from 'node:os'
 import { afterEach, beforeEach } from 'node:test'
 import * as path from 'node:path'
@@ -12,6 +14,8 @@ import { ROOT } from './helpers.mjs'
 const require = createRequire(import.meta.url)
 const { Connection } = require('../../lib/persistent/client/client.js')
 const location = require('../../lib/persistent/wire/location.js')
+const protocol = require('../../lib/persistent/wire/protocol.js')
+const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
 /** A fresh id, so that no two tests (or runs) share a supervisor. */
 export const freshId = () => `persist-${randomBytes(6).toString('hex')}`
@@ -126,4 +130,51 @@ export function processesWith(needle) {
     } catch {}
   }
   return out
+}
+
+/**
+ * A client that speaks raw frames: `hello(extra)` greets (`extra`: more of the hello, as
+ * `{ shared: true }`), `send()` writes a message or raw bytes, `next()` resolves with the next
+ * frame or `'closed'`. It gives back the credit of the output it reads, as procvisor's client does.
+ */
+export function raw(socketPath) {
+  const socket = net.connect(socketPath)
+  const frames = new FrameReader()
+  const queue = []
+  const waiting = []
+  const deliver = (m) => (waiting.length ? waiting.shift()(m) : queue.push(m))
+  socket.on('data', (d) => {
+    let ms
+    try {
+      ms = frames.push(d)
+    } catch {
+      return
+    }
+    for (const m of ms) {
+      if (m.t === 'out') {
+        socket.write(protocol.credit(0, m.data.length))
+        m.data = Buffer.from(m.data)
+      }
+      deliver(m)
+    }
+  })
+  socket.on('error', () => {})
+  socket.on('close', () => deliver('closed'))
+  const c = {
+    socket,
+    send: (m) => socket.write(Buffer.isBuffer(m) ? m : protocol.encode(m)),
+    next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiting.push(r))),
+    async hello(extra) {
+      await new Promise((r, j) => {
+        socket.once('connect', r)
+        socket.once('error', j)
+      })
+      c.send(protocol.hello(extra))
+      const h = await c.next()
+      assert.equal(h.t, 'hello')
+      c.greeting = h
+      return c
+    },
+  }
+  return c
 }

@@ -4,66 +4,21 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import * as fs from 'node:fs'
-import * as net from 'node:net'
 import * as path from 'node:path'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { NativeLocalSandbox, SandboxProtocolError } from 'procvisor/mastra'
 import { ROOT, alive } from './helpers.mjs'
-import { sandboxesPerTest } from './persistent-common.mjs'
+import { raw, sandboxesPerTest } from './persistent-common.mjs'
 
 const require = createRequire(import.meta.url)
 const protocol = require('../../lib/persistent/wire/protocol.js')
-const { FrameReader } = require('../../lib/persistent/wire/reader.js')
 
 const sandboxes = sandboxesPerTest('hostile')
 const freshId = () => `hostile-${randomBytes(6).toString('hex')}`
 /** A started persistent sandbox, and the socket its client found the supervisor on. */
 const started = () => sandboxes.start()
-
-/**
- * A client that speaks raw frames: `hello()` greets, `send()` writes a message or raw bytes,
- * `next()` resolves with the next frame or `'closed'`. It gives back the credit of the output it
- * reads, as procvisor's client does.
- */
-function raw(socketPath) {
-  const socket = net.connect(socketPath)
-  const frames = new FrameReader()
-  const queue = []
-  const waiting = []
-  const deliver = (m) => (waiting.length ? waiting.shift()(m) : queue.push(m))
-  socket.on('data', (d) => {
-    let ms
-    try {
-      ms = frames.push(d)
-    } catch {
-      return
-    }
-    for (const m of ms) {
-      if (m.t === 'out') socket.write(protocol.credit(0, m.data.length))
-      deliver(m)
-    }
-  })
-  socket.on('error', () => {})
-  socket.on('close', () => deliver('closed'))
-  const c = {
-    socket,
-    send: (m) => socket.write(Buffer.isBuffer(m) ? m : protocol.encode(m)),
-    next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiting.push(r))),
-    async hello() {
-      await new Promise((r, j) => {
-        socket.once('connect', r)
-        socket.once('error', j)
-      })
-      c.send(protocol.hello())
-      const h = await c.next()
-      assert.equal(h.t, 'hello')
-      return c
-    },
-  }
-  return c
-}
 
 /** A frame with this body, however malformed. */
 const frame = (text) => {
