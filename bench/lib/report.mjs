@@ -142,14 +142,22 @@ function snapshotTables(snap) {
 /** The performance targets, each evaluated on this run's numbers. */
 /** Section 8: persistent ÷ local per workload, median and spread over rounds. */
 function persistentTable(rows) {
+  const spread = (s) => (s ? `${fmt(s.ratio, 3)}× (${fmt(s.min, 3)}–${fmt(s.max, 3)}, ${s.rounds} rounds)` : '')
   return table(
-    ['workload', 'local', 'persistent', 'persistent ÷ local (median, min–max over rounds)'],
-    rows.map((r) => [r.title, fmt(r.local), fmt(r.persistent), `${fmt(r.ratio, 3)}× (${fmt(r.min, 3)}–${fmt(r.max, 3)}, ${r.rounds} rounds)`]),
+    ['workload', 'local', 'persistent', 'persistent ÷ local (median, min–max over rounds)', 'persistent, output as bytes', 'as bytes ÷ local'],
+    rows.map((r) =>
+      r.bytes === undefined
+        ? [r.title, `as bytes: ${fmt(r.local)}`, `shared: ${fmt(r.persistent)}`, `shared ÷ as bytes: ${spread(r)}`, '', '']
+        : [r.title, fmt(r.local), fmt(r.persistent), spread(r), fmt(r.bytes), spread(r.asBytes)],
+    ),
   )
 }
 
-/** What a persistent sandbox must reach, as a share of the local one. */
-const PERSISTENT_TARGETS = { spawn: 0.8, spawn16: 0.9, listener: 0.9, logs: 0.9 }
+/**
+ * What a persistent sandbox must reach, as a share of the local one (the supervisor's CPU per
+ * MiB: at most this share of what it costs with output sent as bytes).
+ */
+const PERSISTENT_TARGETS = { spawn: 0.8, spawn16: 0.9, listener: 0.9, logs: 0.9, supervisorCpu: 0.5 }
 
 export function targets(res) {
   const out = []
@@ -245,7 +253,10 @@ export function targets(res) {
   }
   for (const r of res.persistent || []) {
     const want = PERSISTENT_TARGETS[r.key]
-    out.push([`persistent sandbox ≥ ${want}× the local one: ${r.title}`, `${fmt(r.ratio, 3)}× (${fmt(r.min, 3)}–${fmt(r.max, 3)})`, verdict(r.ratio >= want)])
+    if (want === undefined) continue
+    const most = r.bytes === undefined
+    const what = most ? `persistent sandbox's supervisor ≤ ${want}× its CPU with output as bytes: ${r.title}` : `persistent sandbox ≥ ${want}× the local one: ${r.title}`
+    out.push([what, `${fmt(r.ratio, 3)}× (${fmt(r.min, 3)}–${fmt(r.max, 3)})`, verdict(most ? r.ratio <= want : r.ratio >= want)])
   }
   return out
 }

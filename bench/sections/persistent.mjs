@@ -9,6 +9,10 @@
 // - a followed log: the same bytes read from `nativeHandle.logs({ follow: true })`, counted as
 //   they are received.
 //
+// A third sandbox is persistent with its output sent over the socket as bytes
+// (PROCVISOR_SHARED_OUTPUT=0), as where shared memory cannot be had: the fallback's figures, and
+// the supervisor's CPU per MiB of output both ways (read from /proc, for the 256 MiB listener).
+//
 // Each figure is persistent ÷ local within a round; the table gives the median and the spread
 // over rounds, so machine noise that lands on one round does not make a ratio.
 
@@ -47,6 +51,25 @@ async function spawnInFlight(sandbox, n, inflight) {
   return n / ((now() - t) / 1000)
 }
 
+/** CPU seconds (user + system) process `pid` has used, or NaN where /proc cannot tell. */
+function cpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) / 100
+  } catch {
+    return NaN
+  }
+}
+
+/** The supervisor's CPU milliseconds per MiB while `mib` MiB go to a listener. */
+async function supervisorCpu(sandbox, mib) {
+  const pid = sandbox._runtime.connection?.()?.sandbox?.pid
+  const before = cpuSeconds(pid)
+  await toListener(sandbox, mib)
+  return ((cpuSeconds(pid) - before) * 1000) / mib
+}
+
 async function toListener(sandbox, mib) {
   let bytes = 0
   const t = now()
@@ -78,7 +101,21 @@ const WORKLOADS = [
   { key: 'spawn16', title: () => 'spawn until exit, 16 in flight (spawns/s)', run: (s, c) => spawnInFlight(s, c.spawnN * 2, 16) },
   { key: 'listener', title: (c) => `${c.mib} MiB to onStdout (MB/s)`, run: (s, c) => toListener(s, c.mib) },
   { key: 'logs', title: (c) => `${c.mib} MiB through a followed logs() stream (MB/s received)`, run: (s, c) => followedLog(s, c.mib) },
+  // The supervisor's work: persistent sandboxes only (the "local" column is the bytes one).
+  { key: 'supervisorCpu', title: (c) => `supervisor CPU per MiB to onStdout, ${c.mib} MiB (ms/MiB; lower is better)`, run: (s, c) => supervisorCpu(s, c.mib), persistentOnly: true },
 ]
+
+/** Starts a sandbox whose supervisor and client send output as bytes (the variable is read at start). */
+async function startAsBytes(sandbox) {
+  const was = process.env.PROCVISOR_SHARED_OUTPUT
+  process.env.PROCVISOR_SHARED_OUTPUT = '0'
+  try {
+    await sandbox.start()
+  } finally {
+    if (was === undefined) delete process.env.PROCVISOR_SHARED_OUTPUT
+    else process.env.PROCVISOR_SHARED_OUTPUT = was
+  }
+}
 
 export async function persistentSection({ rounds, spawnN, mib, log }) {
   const { NativeLocalSandbox } = createRequire(import.meta.url)(path.join(process.env.BENCH_PROCVISOR_ROOT || ROOT, 'mastra/index.js'))
@@ -87,14 +124,16 @@ export async function persistentSection({ rounds, spawnN, mib, log }) {
   const sandboxes = [
     { name: 'local', sandbox: new NativeLocalSandbox({ id: `${id}-local`, workingDirectory: path.join(dir, 'local'), env: { PATH: process.env.PATH } }) },
     { name: 'persistent', sandbox: new NativeLocalSandbox({ id: `${id}-persistent`, workingDirectory: path.join(dir, 'persistent'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
+    { name: 'bytes', sandbox: new NativeLocalSandbox({ id: `${id}-bytes`, workingDirectory: path.join(dir, 'bytes'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
   ]
   const config = { spawnN, mib }
-  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, { local: [], persistent: [] }]))
+  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, { local: [], persistent: [], bytes: [] }]))
   try {
-    for (const s of sandboxes) await s.sandbox.start()
+    for (const s of sandboxes) await (s.name === 'bytes' ? startAsBytes(s.sandbox) : s.sandbox.start())
     for (let r = 0; r < rounds; r++) {
       for (const w of WORKLOADS) {
         for (const s of rotate(sandboxes, r)) {
+          if (w.persistentOnly && s.name === 'local') continue
           const v = await w.run(s.sandbox, config)
           results[w.key][s.name].push(v)
           log(`   round ${r + 1}, ${w.key}, ${s.name}: ${v.toFixed(1)}`)
@@ -105,9 +144,22 @@ export async function persistentSection({ rounds, spawnN, mib, log }) {
     for (const s of sandboxes) await s.sandbox.destroy().catch(() => {})
     fs.rmSync(dir, { recursive: true, force: true })
   }
+  const spread = (xs, ys) => {
+    const ratios = xs.map((x, i) => x / ys[i])
+    return { ratio: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length }
+  }
   return WORKLOADS.map((w) => {
-    const { local, persistent } = results[w.key]
-    const ratios = persistent.map((p, i) => p / local[i])
-    return { key: w.key, title: w.title(config), local: median(local), persistent: median(persistent), ratio: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length }
+    const { local, persistent, bytes } = results[w.key]
+    // The supervisor's CPU: shared memory against bytes, as "persistent" against "local".
+    const base = w.persistentOnly ? bytes : local
+    return {
+      key: w.key,
+      title: w.title(config),
+      local: median(base),
+      persistent: median(persistent),
+      bytes: w.persistentOnly ? undefined : median(bytes),
+      ...spread(persistent, base),
+      asBytes: w.persistentOnly ? undefined : spread(bytes, local),
+    }
   })
 }
