@@ -48,15 +48,7 @@ impl Process {
                     if filled && buf.len() == FIRST {
                         buf = ReadBuf::block();
                     }
-                    let group_gone = tokio::select! {
-                        _ = self.output.backpressure(ReaderWait::Always) => false,
-                        // Waiting for a reader without end here, a reader paused for good kept a
-                        // dead process unfinished for ever.
-                        _ = drain.wait_for(|d| *d) => true,
-                    };
-                    if group_gone {
-                        reader_stalled = self.backpressure_after_group(reader_stalled).await;
-                    }
+                    reader_stalled = self.backpressure_while_reading(&mut drain, reader_stalled).await;
                     if lend && reader.flooded() && self.output.can_lend() {
                         let (back, lent) = self.lend(reader, stream, &mut drain).await;
                         match back {
@@ -92,6 +84,21 @@ impl Process {
             }
         }
         self.output.end_stream(stream);
+    }
+
+    /// The one lag rule before the next read: every consumer is waited for while the group lives,
+    /// then as `backpressure_after_group` says. Returns whether the reader is stalled.
+    async fn backpressure_while_reading(&self, drain: &mut watch::Receiver<bool>, stalled: bool) -> bool {
+        let group_gone = tokio::select! {
+            _ = self.output.backpressure(ReaderWait::Always) => false,
+            // Waiting for a reader without end here, a reader paused for good kept a dead
+            // process unfinished for ever.
+            _ = drain.wait_for(|d| *d) => true,
+        };
+        if group_gone {
+            return self.backpressure_after_group(stalled).await;
+        }
+        stalled
     }
 
     /// The one lag rule once the group is gone: listeners are waited for as ever, a reader that
