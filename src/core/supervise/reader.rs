@@ -57,6 +57,14 @@ impl Process {
                         }
                         // Lent once: a stream whose offer was not taken, or that came back, stays here.
                         lend = !lent;
+                        if lent {
+                            // The borrower stops once a read of its own made a consumer lag, and
+                            // gives the pipe back lagging (the runtime took it back, or it went
+                            // away). A read here before the wait would be a second one past the
+                            // rule, and with the other stream's it overran the log: a 256 KiB
+                            // block the consumer had not taken was evicted.
+                            reader_stalled = self.backpressure_while_reading(&mut drain, reader_stalled).await;
+                        }
                     }
                 }
                 None => {
