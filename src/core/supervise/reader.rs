@@ -48,15 +48,7 @@ impl Process {
                     if filled && buf.len() == FIRST {
                         buf = ReadBuf::block();
                     }
-                    let group_gone = tokio::select! {
-                        _ = self.output.backpressure(ReaderWait::Always) => false,
-                        // Waiting for a reader without end here, a reader paused for good kept a
-                        // dead process unfinished for ever.
-                        _ = drain.wait_for(|d| *d) => true,
-                    };
-                    if group_gone {
-                        reader_stalled = self.backpressure_after_group(reader_stalled).await;
-                    }
+                    reader_stalled = self.backpressure_while_reading(&mut drain, reader_stalled).await;
                     if lend && reader.flooded() && self.output.can_lend() {
                         let (back, lent) = self.lend(reader, stream, &mut drain).await;
                         match back {
@@ -65,6 +57,14 @@ impl Process {
                         }
                         // Lent once: a stream whose offer was not taken, or that came back, stays here.
                         lend = !lent;
+                        if lent {
+                            // The borrower stops once a read of its own made a consumer lag, and
+                            // gives the pipe back lagging (the runtime took it back, or it went
+                            // away). A read here before the wait would be a second one past the
+                            // rule, and with the other stream's it overran the log: a 256 KiB
+                            // block the consumer had not taken was evicted.
+                            reader_stalled = self.backpressure_while_reading(&mut drain, reader_stalled).await;
+                        }
                     }
                 }
                 None => {
@@ -92,6 +92,21 @@ impl Process {
             }
         }
         self.output.end_stream(stream);
+    }
+
+    /// The one lag rule before the next read: every consumer is waited for while the group lives,
+    /// then as `backpressure_after_group` says. Returns whether the reader is stalled.
+    async fn backpressure_while_reading(&self, drain: &mut watch::Receiver<bool>, stalled: bool) -> bool {
+        let group_gone = tokio::select! {
+            _ = self.output.backpressure(ReaderWait::Always) => false,
+            // Waiting for a reader without end here, a reader paused for good kept a dead
+            // process unfinished for ever.
+            _ = drain.wait_for(|d| *d) => true,
+        };
+        if group_gone {
+            return self.backpressure_after_group(stalled).await;
+        }
+        stalled
     }
 
     /// The one lag rule once the group is gone: listeners are waited for as ever, a reader that

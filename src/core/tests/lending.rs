@@ -163,3 +163,66 @@ async fn a_reader_alone_borrows_a_flooding_pipe_and_loses_nothing() {
     assert!(text == expected, "reader bytes differ");
     assert_eq!(p.state().finished.unwrap().code, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipe_given_back_while_the_reader_lags_is_read_on_only_once_it_catches_up() {
+    use std::os::fd::AsRawFd;
+    // A log of two events: the lag rule lets the producer one read past the reader, and one
+    // more read evicts an event that the reader has not taken.
+    let mut spec = sh("head -c 33554432 /dev/zero");
+    spec.log_max_events = 2;
+    let id = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let p = crate::core::supervise::supervisor::spawn_with_pump(spec, id, 0, None, true).unwrap();
+    p.output.set_reader_wake(Some(Box::new(|| {})));
+    p.output.allow_lending();
+    let (mut at, mut got) = (0, 0);
+    let take = |at: &mut u64, got: &mut usize| {
+        let read = p.output.reader_take(*at, usize::MAX);
+        assert!(!read.truncated, "the log evicted output the reader had not taken");
+        for e in read.events {
+            if let EventBody::Output(_, b) = e.body {
+                *got += b.len();
+            }
+        }
+        *at = read.next;
+        p.output.set_reader_position(Some(*at));
+    };
+    within(Duration::from_secs(30), async {
+        // The reader keeps up until the flooding pipe is offered; then it pauses.
+        let (loan, fd) = loop {
+            take(&mut at, &mut got);
+            if let Some((loan, fd)) = p.output.loans().into_iter().find_map(|l| l.take().map(|fd| (l, fd))) {
+                break (loan, fd);
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        };
+        // The borrower reads as the event loop does: a read, then the lag rule, until it lags.
+        let mut buf = crate::core::output::block::ReadBuf::block();
+        while !p.output.consumers_lag() {
+            let b = buf.bytes_mut();
+            // SAFETY: a read into a buffer we own, on a descriptor we hold.
+            let n = unsafe { libc::read(fd.as_raw_fd(), b.as_mut_ptr().cast(), b.len()) };
+            if n > 0 {
+                p.output.push_read(loan.stream, &mut buf, n as usize);
+            }
+        }
+        // It gives the pipe back lagging, as the event loop does when the runtime asks for it or
+        // when its consumer goes away. The reader still lags: what the runtime reads now must
+        // wait for it. Given the time to read (it needs microseconds), a runtime that does not
+        // wait has appended by then.
+        let mut seq = p.output.subscribe();
+        seq.borrow_and_update();
+        loan.give_back(fd);
+        let _ = tokio::time::timeout(Duration::from_millis(500), seq.changed()).await;
+        loop {
+            let finished = p.state().is_finished();
+            take(&mut at, &mut got);
+            if finished && at == p.last_seq() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+    })
+    .await;
+    assert_eq!(got, 33_554_432);
+}
