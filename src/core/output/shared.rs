@@ -64,11 +64,15 @@ impl RingWriter {
     pub fn create(capacity: usize, first_seq: u64) -> io::Result<RingWriter> {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         if capacity % 8 != 0 || capacity < 4096 {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a ring's capacity is a multiple of 8, at least 4096"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a ring's capacity is a multiple of 8, at least 4096",
+            ));
         }
         let len = HEADER + capacity;
         // SAFETY: a plain syscall with a NUL-terminated name.
-        let raw = unsafe { libc::memfd_create(c"procvisor-output".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+        let raw =
+            unsafe { libc::memfd_create(c"procvisor-output".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -80,21 +84,20 @@ impl RingWriter {
         }
         // SAFETY: a new shared mapping of the whole file, checked below.
         let map = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
         };
         if map == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let mut ring = RingWriter {
-            map: map.cast(),
-            len,
-            capacity,
-            fd,
-            head: 0,
-            tail: 0,
-            sizes: Default::default(),
-            first_seq,
-        };
+        let mut ring =
+            RingWriter { map: map.cast(), len, capacity, fd, head: 0, tail: 0, sizes: Default::default(), first_seq };
         // The seals after the writable mapping: it stays the only one that can write.
         let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_FUTURE_WRITE | libc::F_SEAL_SEAL;
         // SAFETY: a plain fcntl on our descriptor.
@@ -123,6 +126,7 @@ impl RingWriter {
         self.first_seq
     }
 
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     fn put_u64(&mut self, at: usize, v: u64) {
         // SAFETY: `at + 8 <= HEADER <= len`; the header's words are 8-aligned in a page-aligned map.
         unsafe { self.map.add(at).cast::<u64>().write_volatile(v) }
@@ -192,6 +196,14 @@ impl Drop for RingWriter {
     }
 }
 
+/// How many times one read may find the writer past it before the ring is taken for broken: a
+/// writer that keeps a reader from ever finishing a read is not one that keeps the rules.
+pub const OVERTAKEN_MAX: usize = 64;
+
+pub fn overtaken() -> RingBroken {
+    RingBroken(format!("a ring whose writer overtook the reader {OVERTAKEN_MAX} times in one read"))
+}
+
 /// One run of a read: consecutive bytes of one stream.
 #[derive(Debug, PartialEq, Eq)]
 pub struct RingRun {
@@ -228,7 +240,8 @@ impl RingReader {
             return Err(RingBroken(format!("a mapping of {len} bytes is not a ring")));
         }
         // SAFETY: within the header, per the caller's promise.
-        let (magic, capacity) = unsafe { (map.cast::<u64>().read_volatile(), map.add(8).cast::<u64>().read_volatile()) };
+        let (magic, capacity) =
+            unsafe { (map.cast::<u64>().read_volatile(), map.add(8).cast::<u64>().read_volatile()) };
         if magic != MAGIC {
             return Err(RingBroken("the shared output has no ring header".into()));
         }
@@ -263,6 +276,7 @@ impl RingReader {
     /// (its head when there is none yet).
     pub fn position_after(&self, after: u64) -> Result<u64, RingBroken> {
         let mut pos = self.word(TAIL_AT);
+        let mut overtaken_times = 0;
         loop {
             let head = self.word(HEAD_AT);
             self.check_span(pos, head)?;
@@ -274,6 +288,10 @@ impl RingReader {
             let tail = self.word(TAIL_AT);
             if tail > pos {
                 // Overtaken as it was read: its header may be torn, and is not looked at.
+                overtaken_times += 1;
+                if overtaken_times > OVERTAKEN_MAX {
+                    return Err(overtaken());
+                }
                 pos = tail;
                 continue;
             }
@@ -283,6 +301,28 @@ impl RingReader {
             }
             pos += size;
         }
+    }
+
+    /// The tail and the head as they were together: read tail, head, tail again, until the tail
+    /// held still (the writer moves it before the head, so a head read alone may be older than a
+    /// tail read after it). A ring whose tail never holds still is not one a writer keeps.
+    fn bounds(&self) -> Result<(u64, u64), RingBroken> {
+        for _ in 0..64 {
+            let tail = self.word(TAIL_AT);
+            let head = self.word(HEAD_AT);
+            fence(Ordering::SeqCst);
+            if self.word(TAIL_AT) != tail {
+                continue;
+            }
+            if tail > head || head - tail > self.capacity {
+                return Err(RingBroken(format!(
+                    "a ring whose tail {tail} and head {head} do not fit its {} bytes",
+                    self.capacity
+                )));
+            }
+            return Ok((tail, head));
+        }
+        Err(RingBroken("a ring whose tail moved at every look".into()))
     }
 
     fn check_span(&self, pos: u64, head: u64) -> Result<(), RingBroken> {
@@ -310,7 +350,7 @@ impl RingReader {
     /// of them (at least one record when there is one).
     pub fn read(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingRead, RingBroken> {
         let mut pos = pos;
-        loop {
+        for _ in 0..OVERTAKEN_MAX {
             let plan = self.plan(pos, until, max_bytes)?;
             let mut data = vec![0u8; plan.total];
             if !self.fill(&plan, &mut data) {
@@ -325,20 +365,22 @@ impl RingReader {
             }
             return Ok(RingRead { runs, pos: plan.pos, truncated: plan.truncated });
         }
+        Err(overtaken())
     }
 
     /// What a read from `pos` would copy, from the records' headers alone: a reader that copies
     /// into memory of its own (a JS Buffer) sizes it with `total`, then calls `fill`.
     pub fn plan(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingPlan, RingBroken> {
         let mut plan = RingPlan { start: pos, pos, ..Default::default() };
+        let mut overtaken_times = 0;
         loop {
-            let head = self.word(HEAD_AT);
-            let tail = self.word(TAIL_AT);
-            if tail > head || head - tail > self.capacity {
-                return Err(RingBroken(format!("a ring whose tail {tail} and head {head} do not fit its {} bytes", self.capacity)));
-            }
+            let (tail, head) = self.bounds()?;
             if plan.pos < tail {
                 // Overtaken, before or while it was planned: planned again from the oldest kept.
+                overtaken_times += 1;
+                if overtaken_times > OVERTAKEN_MAX {
+                    return Err(overtaken());
+                }
                 plan = RingPlan { start: tail, pos: tail, truncated: true, ..Default::default() };
             }
             self.check_span(plan.pos, head)?;

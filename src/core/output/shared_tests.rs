@@ -11,7 +11,9 @@ impl Mapped {
     fn of(ring: &RingWriter) -> Mapped {
         let len = HEADER + ring.capacity;
         // SAFETY: a new read-only shared mapping of the sealed memfd.
-        let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, ring.fd().as_raw_fd(), 0) };
+        let map = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, ring.fd().as_raw_fd(), 0)
+        };
         assert_ne!(map, libc::MAP_FAILED);
         Mapped { map: map.cast(), len }
     }
