@@ -4,14 +4,12 @@
 //! reads the output from the mapping. Wherever this is unavailable (no memfd seals, the socket
 //! gone, any failure), the output goes on crossing the sandbox's socket as bytes.
 
-use crate::core::output::shared::{RingBroken, RingReader};
+use crate::core::output::shared::{self, RingBroken, RingReader};
 use crate::core::persistent::fdpass::{self, FdServer, Token};
-use napi::bindgen_prelude::AsyncTask;
 use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
-use napi::{sys, Env, Task};
+use napi::{sys, Env};
 use napi_derive::napi;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 static SERVER: OnceLock<Arc<FdServer>> = OnceLock::new();
@@ -21,7 +19,9 @@ fn hex(token: &Token) -> String {
 }
 
 fn parse_token(s: &str) -> napi::Result<Token> {
-    let bad = || napi::Error::from_reason(format!("a shared output token is 32 hex digits, not {:?}", s.get(..40).unwrap_or(s)));
+    let bad = || {
+        napi::Error::from_reason(format!("a shared output token is 32 hex digits, not {:?}", s.get(..40).unwrap_or(s)))
+    };
     if s.len() != 32 || !s.is_ascii() {
         return Err(bad());
     }
@@ -158,7 +158,7 @@ impl NativeSharedOutput {
         let (mut pos, until) = (pos_arg("pos", pos)?, pos_arg("until", until)?);
         let max = pos_arg("maxBytes", max_bytes)? as usize;
         self.with(|r| {
-            loop {
+            for _ in 0..shared::OVERTAKEN_MAX {
                 let plan = r.plan(pos, until, max)?;
                 let mut out = std::ptr::null_mut();
                 let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
@@ -178,8 +178,14 @@ impl NativeSharedOutput {
                     continue;
                 }
                 let runs = plan.runs.iter().flat_map(|&(stream, len)| [stream, len as u32]).collect();
-                return Ok(NativeSharedRead { data: FilledBuffer(out), runs, pos: plan.pos as f64, truncated: plan.truncated });
+                return Ok(NativeSharedRead {
+                    data: FilledBuffer(out),
+                    runs,
+                    pos: plan.pos as f64,
+                    truncated: plan.truncated,
+                });
             }
+            Err(shared::overtaken())
         })
     }
 
@@ -190,39 +196,28 @@ impl NativeSharedOutput {
     }
 }
 
-pub struct OpenShared {
-    path: PathBuf,
-    token: Token,
-}
-
-impl Task for OpenShared {
-    type Output = Mapping;
-    type JsValue = NativeSharedOutput;
-
-    fn compute(&mut self) -> napi::Result<Mapping> {
-        let fail = |e: std::io::Error| napi::Error::from_reason(format!("cannot take the shared output: {e}"));
-        let fd = fdpass::take_fd(&self.path, &self.token).map_err(fail)?;
-        check_sealed(fd.as_raw_fd()).map_err(fail)?;
-        // SAFETY: fstat into a zeroed struct.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-            return Err(fail(std::io::Error::last_os_error()));
-        }
-        let len = st.st_size as usize;
-        // SAFETY: a new read-only shared mapping of the whole file; its size cannot change (sealed).
-        let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
-        if map == libc::MAP_FAILED {
-            return Err(fail(std::io::Error::last_os_error()));
-        }
-        let mapping = Mapping { map, len };
-        // SAFETY: mapped above for `len` bytes.
-        unsafe { RingReader::new(map as *const u8, len) }.map_err(broken)?;
-        Ok(mapping)
+/// Takes the descriptor and maps it: a connection to a socket of this user's and one message
+/// each way, well under a millisecond, so done on the JS thread. (As an async task its result
+/// sometimes waited for the JS thread until a flood was over, and with it the ring it offered.)
+fn open(path: &std::path::Path, token: &Token) -> napi::Result<Mapping> {
+    let fail = |e: std::io::Error| napi::Error::from_reason(format!("cannot take the shared output: {e}"));
+    let fd = fdpass::take_fd(path, token).map_err(fail)?;
+    check_sealed(fd.as_raw_fd()).map_err(fail)?;
+    // SAFETY: fstat into a zeroed struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(fail(std::io::Error::last_os_error()));
     }
-
-    fn resolve(&mut self, _env: Env, output: Mapping) -> napi::Result<NativeSharedOutput> {
-        Ok(NativeSharedOutput { mapping: Mutex::new(Some(output)) })
+    let len = st.st_size as usize;
+    // SAFETY: a new read-only shared mapping of the whole file; its size cannot change (sealed).
+    let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+    if map == libc::MAP_FAILED {
+        return Err(fail(std::io::Error::last_os_error()));
     }
+    let mapping = Mapping { map, len };
+    // SAFETY: mapped above for `len` bytes.
+    unsafe { RingReader::new(map as *const u8, len) }.map_err(broken)?;
+    Ok(mapping)
 }
 
 /// A ring whose size could change under this mapping would make a read fault: only a memfd
@@ -244,8 +239,10 @@ fn check_sealed(_fd: i32) -> std::io::Result<()> {
 }
 
 /// Takes the ring offered under `token` from the shared output server at `path`, and maps it
-/// read-only. Rejects when anything fails: the output then goes on as bytes.
-#[napi(ts_return_type = "Promise<NativeSharedOutput>")]
-pub fn open_shared_output(path: String, token: String) -> napi::Result<AsyncTask<OpenShared>> {
-    Ok(AsyncTask::new(OpenShared { path: PathBuf::from(path), token: parse_token(&token)? }))
+/// read-only (on this thread, within 250 ms). Throws when anything fails: the output then goes on
+/// as bytes.
+#[napi]
+pub fn open_shared_output(path: String, token: String) -> napi::Result<NativeSharedOutput> {
+    let mapping = open(std::path::Path::new(&path), &parse_token(&token)?)?;
+    Ok(NativeSharedOutput { mapping: Mutex::new(Some(mapping)) })
 }

@@ -99,30 +99,29 @@ class Inbox {
   }
 
   /**
-   * The supervisor offers the output of `pid` in shared memory: mapped, and said so. Until the
-   * supervisor answers with where to start (`ring`), the bytes go on coming over the socket; if
-   * the ring cannot be taken or mapped, they simply go on.
+   * The supervisor offers the output of `pid` in shared memory: mapped (on this thread: under a
+   * millisecond, 250 ms at most), and said so. Until the supervisor answers with where to start
+   * (`ring`), the bytes go on coming over the socket; if the ring cannot be taken or mapped, they
+   * simply go on.
    */
   share(pid, token) {
     const path = this.conn.sandbox?.sharedOutput
-    if (!canShare() || typeof path !== 'string' || this.rings.has(pid)) return
-    const entry = { ring: undefined, pos: undefined }
-    this.rings.set(pid, entry)
-    binding.openSharedOutput(path, token).then(
-      (ring) => {
-        // The process ended (or the connection did) while the ring was taken.
-        if (this.rings.get(pid) !== entry || this.conn.socket.destroyed) return ring.close()
-        entry.ring = ring
-        this.conn.socket.write(protocol.encode({ t: 'shared', pid: Number(pid) }))
-      },
-      () => {},
-    )
+    if (!canShare() || typeof path !== 'string' || this.rings.has(pid) || this.conn.socket.destroyed) return
+    let ring
+    try {
+      ring = binding.openSharedOutput(path, token)
+    } catch {
+      // The output goes on as bytes.
+      return
+    }
+    this.rings.set(pid, { ring, pos: undefined })
+    this.conn.socket.write(protocol.encode({ t: 'shared', pid: Number(pid) }))
   }
 
   /** From here on the output of `pid` after sequence number `after` is read from its ring. */
   ring(pid, after) {
     const entry = this.rings.get(pid)
-    if (!entry?.ring || !Number.isSafeInteger(after)) return this.broken(`a ring of process ${pid} it did not map`)
+    if (!entry || !Number.isSafeInteger(after)) return this.broken(`a ring of process ${pid} it did not map`)
     try {
       entry.pos = entry.ring.positionAfter(after)
     } catch (e) {
@@ -163,7 +162,7 @@ class Inbox {
     const entry = this.rings.get(pid)
     if (!entry) return
     this.rings.delete(pid)
-    entry.ring?.close()
+    entry.ring.close()
   }
 
   /** After each read from the socket: gives back the credit of what was read, a quarter window at a time. */

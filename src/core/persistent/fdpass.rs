@@ -191,22 +191,71 @@ impl FdServer {
     }
 }
 
+/// Connects without waiting: a Unix socket whose backlog is full (a supervisor stopped while
+/// clients keep asking) makes a blocking connect wait without end, where this fails at once.
+fn connect_now(path: &Path) -> io::Result<UnixStream> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: a zeroed sockaddr_un, filled within its bounds below.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the shared output's socket path does not fit a socket address",
+        ));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: plain syscalls on a descriptor owned at once.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let stream = unsafe { UnixStream::from_raw_fd(fd) };
+    // SAFETY: fcntl on the descriptor owned above (no SOCK_CLOEXEC on every unix).
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    stream.set_nonblocking(true)?;
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    if unsafe { libc::connect(fd, (&addr as *const libc::sockaddr_un).cast(), len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
+/// How long a client waits for the descriptor it asked for. The supervisor's thread answers at
+/// once; the client asks on its JS thread (see the binding), so a supervisor that is stopped or
+/// stuck costs it this much once, then its output goes on as bytes.
+pub const TAKE_TIMEOUT: Duration = Duration::from_millis(250);
+
 /// The client's side: the descriptor offered under `token` by the supervisor listening at
-/// `path`, within the timeout.
+/// `path`, within TAKE_TIMEOUT.
 pub fn take_fd(path: &Path, token: &Token) -> io::Result<OwnedFd> {
-    let mut conn = UnixStream::connect(path)?;
+    let mut conn = connect_now(path)?;
     let peer = super::credentials::peer_credentials(conn.as_raw_fd())?;
     // SAFETY: a plain syscall.
     if peer.uid != unsafe { libc::geteuid() } {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{} is served by uid {}", path.display(), peer.uid)));
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is served by uid {}", path.display(), peer.uid),
+        ));
     }
-    conn.set_read_timeout(Some(IO_TIMEOUT))?;
-    conn.set_write_timeout(Some(IO_TIMEOUT))?;
+    conn.set_read_timeout(Some(TAKE_TIMEOUT))?;
+    conn.set_write_timeout(Some(TAKE_TIMEOUT))?;
     conn.write_all(token)?;
     match recv_fd(conn.as_raw_fd())? {
         (GIVEN, Some(fd)) => Ok(fd),
-        (UNKNOWN, None) => Err(io::Error::new(io::ErrorKind::NotFound, "the supervisor offers nothing under that token")),
-        (b, fd) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("an answer {b} with{} a descriptor", if fd.is_some() { "" } else { "out" }))),
+        (UNKNOWN, None) => {
+            Err(io::Error::new(io::ErrorKind::NotFound, "the supervisor offers nothing under that token"))
+        }
+        (b, fd) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("an answer {b} with{} a descriptor", if fd.is_some() { "" } else { "out" }),
+        )),
     }
 }
 
