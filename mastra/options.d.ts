@@ -80,8 +80,12 @@ export interface NativeLocalSandboxOptions extends LocalSandboxOptions {
    * directory of its own in there, named by its start time and pid (process ids begin again at
    * each start), and nothing deletes those: `stop()` and `destroy()` leave them. A clone of a
    * persistent sandbox without `logDirectory` gets its own default.
+   *
+   * `false`: no log files, not even a persistent sandbox's default. Its processes keep their
+   * output in memory only (1 MiB each for `logs()`), and a flood costs its supervisor no disk
+   * writes; `logs()` since a cursor older than that gets a `truncated` event.
    */
-  logDirectory?: string
+  logDirectory?: string | false
   /** The size in bytes at which a process's log file rotates: an integer from 4096; default 4 MiB. */
   logMaxBytes?: number
   /** How many files of a process's log are kept, the current one included: 1 to 10,000; default 5. */

@@ -41,7 +41,9 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
       const checkpointsDirectory = absoluteCheckpoints(o.checkpointsDirectory)
       // Checked, and made, before anything is built; relative to the sandbox's working directory.
       // A persistent sandbox's (on by default) once its id is known, below.
-      const logFiles = lifecycle.persistent ? null : binding.resolveLogFiles({ workingDirectory, logDirectory: o.logDirectory, logMaxBytes: o.logMaxBytes, logKeep: o.logKeep })
+      // `false`: none, not even a persistent sandbox's default (its output stays in memory, 1 MiB).
+      const logFiles =
+        lifecycle.persistent || o.logDirectory === false ? null : binding.resolveLogFiles({ workingDirectory, logDirectory: o.logDirectory, logMaxBytes: o.logMaxBytes, logKeep: o.logKeep })
       // Mastra's constructor wires a LocalProcessManager that is replaced below and never used.
       super({ ...o, workingDirectory, ...(checkpointsDirectory !== undefined && { checkpointsDirectory }) })
       if (lifecycle.persistent) checkId(this.id)
@@ -313,6 +315,7 @@ function defineNativeLocalSandbox(LocalSandbox, { NativeProcessManager }) {
         ...(checkpointName !== undefined && { checkpointName }),
         ...(seedCheckpointName !== undefined && { seedCheckpointName }),
         checkpointsDirectory,
+        ...(this._procvisorOptions.logDirectory === false && { logDirectory: false }),
         ...(this._logFiles && {
           ...((this._logDirectoryAsked || !this._persistent) && { logDirectory: this._logFiles.directory }),
           logMaxBytes: this._logFiles.maxBytes,

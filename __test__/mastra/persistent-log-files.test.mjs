@@ -86,3 +86,25 @@ it('logDirectory is where a persistent sandbox writes; a bad logMaxBytes is refu
   assert.ok(await eventually(() => fs.existsSync(file) && fs.readFileSync(file).includes('hello\n')))
   assert.ok(!fs.existsSync(path.join(t.dir, '.procvisor-logs')))
 })
+
+it('logDirectory: false writes no log files, persistent or not, clones included; logs() reads what memory holds and says what it lost', { timeout: 60_000 }, async () => {
+  const id = freshId()
+  const workingDirectory = path.join(t.dir, 'wd')
+  const sb = t.make({ id, workingDirectory, persistent: true, timeoutMs: 60_000, logDirectory: false })
+  await sb.start()
+  assert.equal(sb._runtime.connection().sandbox.logDirectory, null)
+  // 4 MiB through the 1 MiB in memory: the start is gone, said by a `truncated` event.
+  const h = await sb.processes.spawn(`seq -f '%031g' 1 ${(4 * MiB) / 32}`)
+  assert.equal((await h.wait()).exitCode, 0)
+  const { events, text } = await stdoutOf(await h.nativeHandle.logs())
+  assert.equal(events.filter((e) => e.type === 'truncated').length, 1)
+  assert.ok(text.endsWith(`${String((4 * MiB) / 32).padStart(31, '0')}\n`))
+  assert.ok(text.length <= MiB, `${text.length} bytes from memory`)
+  assert.equal(fs.existsSync(path.join(t.dir, '.procvisor-logs')), false, 'no default log directory')
+  const clone = await sb.clone()
+  assert.equal(clone._logFiles, null)
+  await clone.destroy?.()
+
+  const local = new NativeLocalSandbox({ id: freshId(), workingDirectory: path.join(t.dir, 'local'), logDirectory: false })
+  assert.equal(local._logFiles, null)
+})

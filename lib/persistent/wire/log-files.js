@@ -15,11 +15,13 @@ function defaultLogDirectory(workingDirectory, id) {
 
 /**
  * A persistent sandbox's log options, checked (and the directory made) when it is constructed:
- * `logDirectory` relative to the working directory, else the default. A default directory that
+ * `logDirectory` relative to the working directory, else the default; `false`, none. A default directory that
  * cannot be made leaves the sandbox with its output in memory only, as before there were files;
  * a `logDirectory` asked for, or a bad `logMaxBytes` or `logKeep`, is an InvalidProcessOptionError.
  */
 function sandboxLogFiles(o, workingDirectory, id) {
+  // Turned off: the output stays in the supervisor's memory only (1 MiB per process).
+  if (o.logDirectory === false) return null
   const asked = o.logDirectory !== undefined
   const logDirectory = asked ? o.logDirectory : defaultLogDirectory(workingDirectory, id)
   try {
