@@ -148,7 +148,7 @@ function persistentTable(rows) {
     rows.map((r) =>
       r.bytes === undefined
         ? [r.title, `as bytes: ${fmt(r.local)}`, `shared: ${fmt(r.persistent)}`, `shared ÷ as bytes: ${spread(r)}`, '', '']
-        : [r.title, fmt(r.local), fmt(r.persistent), spread(r), fmt(r.bytes), spread(r.asBytes)],
+        : [r.title, fmt(r.local), fmt(r.persistent), spread(r), r.bytes === null ? '' : fmt(r.bytes), spread(r.asBytes)],
     ),
   )
 }

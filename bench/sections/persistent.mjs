@@ -12,6 +12,8 @@
 // A third sandbox is persistent with its output sent over the socket as bytes
 // (PROCVISOR_SHARED_OUTPUT=0), as where shared memory cannot be had: the fallback's figures, and
 // the supervisor's CPU per MiB of output both ways (read from /proc, for the 256 MiB listener).
+// A fourth is persistent without log files (`logDirectory: false`; a persistent sandbox writes
+// them by default, the local one does not): what crossing to another process costs alone.
 //
 // Each figure is persistent ÷ local within a round; the table gives the median and the spread
 // over rounds, so machine noise that lands on one round does not make a ratio.
@@ -101,6 +103,9 @@ const WORKLOADS = [
   { key: 'spawn16', title: () => 'spawn until exit, 16 in flight (spawns/s)', run: (s, c) => spawnInFlight(s, c.spawnN * 2, 16) },
   { key: 'listener', title: (c) => `${c.mib} MiB to onStdout (MB/s)`, run: (s, c) => toListener(s, c.mib) },
   { key: 'logs', title: (c) => `${c.mib} MiB through a followed logs() stream (MB/s received)`, run: (s, c) => followedLog(s, c.mib) },
+  // What the socket costs alone: a persistent sandbox without log files (logDirectory: false),
+  // as the local one has none.
+  { key: 'listenerNoLogs', title: (c) => `${c.mib} MiB to onStdout, persistent without log files (MB/s)`, run: (s, c) => toListener(s, c.mib), on: ['local', 'nologs'] },
   // The supervisor's work: persistent sandboxes only (the "local" column is the bytes one).
   { key: 'supervisorCpu', title: (c) => `supervisor CPU per MiB to onStdout, ${c.mib} MiB (ms/MiB; lower is better)`, run: (s, c) => supervisorCpu(s, c.mib), persistentOnly: true },
 ]
@@ -125,15 +130,16 @@ export async function persistentSection({ rounds, spawnN, mib, log }) {
     { name: 'local', sandbox: new NativeLocalSandbox({ id: `${id}-local`, workingDirectory: path.join(dir, 'local'), env: { PATH: process.env.PATH } }) },
     { name: 'persistent', sandbox: new NativeLocalSandbox({ id: `${id}-persistent`, workingDirectory: path.join(dir, 'persistent'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
     { name: 'bytes', sandbox: new NativeLocalSandbox({ id: `${id}-bytes`, workingDirectory: path.join(dir, 'bytes'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
+    { name: 'nologs', sandbox: new NativeLocalSandbox({ id: `${id}-nologs`, workingDirectory: path.join(dir, 'nologs'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000, logDirectory: false }) },
   ]
   const config = { spawnN, mib }
-  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, { local: [], persistent: [], bytes: [] }]))
+  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, { local: [], persistent: [], bytes: [], nologs: [] }]))
   try {
     for (const s of sandboxes) await (s.name === 'bytes' ? startAsBytes(s.sandbox) : s.sandbox.start())
     for (let r = 0; r < rounds; r++) {
       for (const w of WORKLOADS) {
         for (const s of rotate(sandboxes, r)) {
-          if (w.persistentOnly && s.name === 'local') continue
+          if (!(w.on ?? (w.persistentOnly ? ['persistent', 'bytes'] : ['local', 'persistent', 'bytes'])).includes(s.name)) continue
           const v = await w.run(s.sandbox, config)
           results[w.key][s.name].push(v)
           log(`   round ${r + 1}, ${w.key}, ${s.name}: ${v.toFixed(1)}`)
@@ -149,17 +155,20 @@ export async function persistentSection({ rounds, spawnN, mib, log }) {
     return { ratio: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length }
   }
   return WORKLOADS.map((w) => {
-    const { local, persistent, bytes } = results[w.key]
+    const { local, bytes, nologs } = results[w.key]
+    // Without log files, "persistent" is the sandbox that has none.
+    const persistent = w.on?.includes('nologs') ? nologs : results[w.key].persistent
     // The supervisor's CPU: shared memory against bytes, as "persistent" against "local".
     const base = w.persistentOnly ? bytes : local
+    const withBytes = bytes.length > 0 && !w.persistentOnly
     return {
       key: w.key,
       title: w.title(config),
       local: median(base),
       persistent: median(persistent),
-      bytes: w.persistentOnly ? undefined : median(bytes),
+      bytes: w.persistentOnly ? undefined : withBytes ? median(bytes) : null,
       ...spread(persistent, base),
-      asBytes: w.persistentOnly ? undefined : spread(bytes, local),
+      asBytes: withBytes ? spread(bytes, local) : undefined,
     }
   })
 }
