@@ -10,6 +10,7 @@ import * as path from 'node:path'
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { raw, sandboxesPerTest } from './persistent-common.mjs'
+import { eventually } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { binding } = require('../../lib/native/native.js')
@@ -176,6 +177,24 @@ describe('the output of a persistent sandbox in shared memory', () => {
     a.socket.destroy()
   })
 
+  it('once the last client that was offered a ring is gone, the supervisor stops writing it and lets it go', async () => {
+    const { sb, socketPath } = await sandboxes.start()
+    assert.equal(ringsOf(sb.supervisorPid), 0)
+    // Spawned by the raw client, which alone follows it: 1 MiB, then quiet for a while.
+    const c = await raw(socketPath).hello({ shared: true })
+    c.send({ t: 'call', id: 1, op: 'spawn', args: { command: 'head -c 1048576 /dev/zero; sleep 30', env: { PATH: process.env.PATH } } })
+    const pid = (await nextOf(c, (m) => m.t === 'reply')).value.pid
+    const share = await nextOf(c, (m) => m.kind === 'share')
+    const ring = binding.openSharedOutput(c.greeting.sandbox.sharedOutput, share.token)
+    c.send({ t: 'shared', pid: Number(pid) })
+    await nextOf(c, (m) => m.kind === 'ring')
+    assert.equal(ringsOf(sb.supervisorPid), 1)
+    c.socket.destroy()
+    ring.close()
+    assert.ok(await eventually(() => ringsOf(sb.supervisorPid) === 0), 'the ring is let go while the process runs on')
+    assert.equal((await sb.processes.list()).find((p) => p.pid === pid).running, true)
+  })
+
   it('a client that maps the ring and stops reading does not hold the process back', async () => {
     const { sb, socketPath } = await sandboxes.start()
     const c = await raw(socketPath).hello({ shared: true })
@@ -201,6 +220,17 @@ describe('the output of a persistent sandbox in shared memory', () => {
     c.socket.destroy()
   })
 })
+
+/** How many rings the supervisor `pid` holds open (its memfds, by their name). */
+function ringsOf(pid) {
+  let n = 0
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('/memfd:procvisor-output')) n++
+    } catch {}
+  }
+  return n
+}
 
 /** The next frame of raw client `c` that `pred` accepts (or `'closed'`). */
 async function nextOf(c, pred) {

@@ -91,6 +91,8 @@ class Feed {
     const sub = this.subs.get(rec)
     if (!sub) return
     clearTimeout(sub.share?.timer)
+    // The last client offered the ring is gone: the supervisor stops writing it.
+    if (sub.share && sub.share.state !== 'none' && --rec.sharing === 0) rec.core.native.unshareOutput()
     this.subs.delete(rec)
     rec.subscribers.delete(this.client)
     holdFor(rec)
@@ -179,6 +181,7 @@ class Feed {
       sub.share = { state: 'none' }
       return
     }
+    rec.sharing = (rec.sharing ?? 0) + 1
     sub.share = { state: 'offered', firstSeq: offer.firstSeq, upTo: 0, waiting: false, timer: undefined }
     this.client.send({ t: 'event', pid: rec.pid, kind: 'share', token: offer.token })
   }

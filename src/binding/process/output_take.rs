@@ -106,6 +106,12 @@ impl NativeProcess {
         crate::binding::shared_output::offer(&self.inner)
     }
 
+    /// Stops writing this process's output to shared memory: no client reads it any more.
+    #[napi]
+    pub fn unshare_output(&self) {
+        self.inner.output.unshare();
+    }
+
     /// The newest sequence number, answering the reader's wake-up as a take does without taking
     /// anything: the clients of a supervisor that read the output from shared memory are woken
     /// again by what is appended after this call.

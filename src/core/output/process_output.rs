@@ -243,6 +243,12 @@ impl Output {
         Ok((ring.fd().try_clone_to_owned()?, ring.first_seq()))
     }
 
+    /// No client reads the ring any more: it is no longer written, and its memory goes once the
+    /// last mapping of it does. A later `share` makes a new one.
+    pub fn unshare(&self) {
+        self.texts().ring = None;
+    }
+
     /// Events after `after`, waiting up to `wait` for at least one while the log is open.
     /// Returns no events when the log is closed and read through, or on timeout. A position
     /// the memory ring has evicted is read from the log's files, off the runtime's threads.
