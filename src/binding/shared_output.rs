@@ -4,12 +4,11 @@
 //! reads the output from the mapping. Wherever this is unavailable (no memfd seals, the socket
 //! gone, any failure), the output goes on crossing the sandbox's socket as bytes.
 
-use crate::core::output::shared::{self, RingBroken, RingReader};
+use crate::core::output::shared_read::{self as shared, Mapping, RingBroken, RingReader};
 use crate::core::persistent::fdpass::{self, FdServer, Token};
 use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
 use napi::{sys, Env};
 use napi_derive::napi;
-use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex, OnceLock};
 
 static SERVER: OnceLock<Arc<FdServer>> = OnceLock::new();
@@ -67,21 +66,6 @@ pub(crate) fn offer(process: &crate::core::supervise::process::Process) -> Optio
     Some(NativeShareOffer { token: hex(&token), first_seq: first_seq as f64 })
 }
 
-pub struct Mapping {
-    map: *mut libc::c_void,
-    len: usize,
-}
-
-// SAFETY: a read-only mapping owned by this value; nothing writes through it.
-unsafe impl Send for Mapping {}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmapped once, by its owner.
-        unsafe { libc::munmap(self.map, self.len) };
-    }
-}
-
 /// A process's output ring, mapped read-only in this Node process.
 #[napi]
 pub struct NativeSharedOutput {
@@ -129,8 +113,8 @@ impl NativeSharedOutput {
     fn with<T>(&self, f: impl FnOnce(&RingReader) -> Result<T, RingBroken>) -> napi::Result<T> {
         let m = self.mapping.lock().unwrap_or_else(|e| e.into_inner());
         let m = m.as_ref().ok_or_else(|| napi::Error::from_reason("the shared output is closed"))?;
-        // SAFETY: the mapping stays while the lock is held (`close` takes it).
-        let reader = unsafe { RingReader::new(m.map as *const u8, m.len) }.map_err(broken)?;
+        // The mapping stays while the lock is held (`close` takes it).
+        let reader = m.reader().map_err(broken)?;
         f(&reader).map_err(broken)
     }
 }
@@ -201,41 +185,7 @@ impl NativeSharedOutput {
 /// sometimes waited for the JS thread until a flood was over, and with it the ring it offered.)
 fn open(path: &std::path::Path, token: &Token) -> napi::Result<Mapping> {
     let fail = |e: std::io::Error| napi::Error::from_reason(format!("cannot take the shared output: {e}"));
-    let fd = fdpass::take_fd(path, token).map_err(fail)?;
-    check_sealed(fd.as_raw_fd()).map_err(fail)?;
-    // SAFETY: fstat into a zeroed struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return Err(fail(std::io::Error::last_os_error()));
-    }
-    let len = st.st_size as usize;
-    // SAFETY: a new read-only shared mapping of the whole file; its size cannot change (sealed).
-    let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
-    if map == libc::MAP_FAILED {
-        return Err(fail(std::io::Error::last_os_error()));
-    }
-    let mapping = Mapping { map, len };
-    // SAFETY: mapped above for `len` bytes.
-    unsafe { RingReader::new(map as *const u8, len) }.map_err(broken)?;
-    Ok(mapping)
-}
-
-/// A ring whose size could change under this mapping would make a read fault: only a memfd
-/// sealed against shrinking (and against writers other than the supervisor) is mapped.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn check_sealed(fd: i32) -> std::io::Result<()> {
-    // SAFETY: a plain fcntl.
-    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
-    let need = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_FUTURE_WRITE | libc::F_SEAL_SEAL;
-    if seals < 0 || seals & need != need {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "the descriptor is not a sealed ring"));
-    }
-    Ok(())
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn check_sealed(_fd: i32) -> std::io::Result<()> {
-    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "shared output needs memfd seals (Linux)"))
+    Mapping::of(fdpass::take_fd(path, token).map_err(fail)?).map_err(fail)
 }
 
 /// Takes the ring offered under `token` from the shared output server at `path`, and maps it

@@ -4,7 +4,8 @@
 //! the consumers that must lose nothing, how output reaches them and the pipes lent to them
 //! (`consumers`, `delivery`, `loan`), the cursors that name a position in the log (`cursor`),
 //! the log's files for a manager with a log directory (`disk`, `disk_frame`, `disk_read`), and
-//! the same output in shared memory for the clients of a persistent sandbox (`shared`).
+//! the same output in shared memory for the clients of a persistent sandbox (`shared`, the
+//! format and its writer; `shared_read`, the reader that maps it).
 //!
 //! May use: `error`, `exit` (the log's terminal event), `terminal` (a process on a terminal
 //! feeds its screen). It knows nothing of how the process runs: the supervisor pushes reads in
@@ -25,4 +26,5 @@ pub mod pattern;
 pub mod process_output;
 pub mod retained;
 pub mod shared;
+pub mod shared_read;
 pub mod text;

@@ -1,5 +1,6 @@
 use super::*;
-use std::os::fd::AsRawFd;
+use crate::core::output::shared_read::*;
+use std::os::fd::{AsRawFd, FromRawFd};
 
 /// A read-only mapping of the ring's memfd, as another process makes it.
 struct Mapped {
@@ -192,4 +193,28 @@ fn a_reader_racing_the_writer_never_gets_a_torn_record() {
     let _w = writer.join().unwrap();
     // Not asserted: how often the reader was overtaken depends on the scheduler.
     eprintln!("overtaken {truncations} times");
+}
+
+#[test]
+fn only_a_sealed_ring_is_mapped() {
+    let w = RingWriter::create(capacity_for(4096, 100), 1).unwrap();
+    let m = Mapping::of(w.fd().try_clone_to_owned().unwrap()).expect("the writer's own ring");
+    assert_eq!(m.reader().unwrap().first_seq(), 1);
+    // A memfd of the same size and header, not sealed: its size could change under the mapping.
+    // SAFETY: plain syscalls on a descriptor owned at once.
+    let raw = unsafe { libc::memfd_create(c"not-a-ring".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    assert!(raw >= 0);
+    let fake = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    let mut copy = vec![0u8; HEADER + w.capacity];
+    // SAFETY: the writer's mapping, read for its length.
+    unsafe { std::ptr::copy_nonoverlapping(w.map, copy.as_mut_ptr(), copy.len()) };
+    assert_eq!(unsafe { libc::pwrite(raw, copy.as_ptr().cast(), copy.len(), 0) }, copy.len() as isize);
+    let e = Mapping::of(fake.try_clone().unwrap()).err().expect("an unsealed memfd is refused");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    // Sealed against growing and shrinking but still writable by anyone who has it: refused too.
+    assert_eq!(unsafe { libc::fcntl(raw, libc::F_ADD_SEALS, libc::F_SEAL_SHRINK | libc::F_SEAL_GROW) }, 0);
+    assert!(Mapping::of(fake).is_err());
+    // Not a memfd at all.
+    let file = std::fs::File::open("/dev/null").unwrap();
+    assert!(Mapping::of(file.into()).is_err());
 }
