@@ -13,7 +13,8 @@
 // (PROCVISOR_SHARED_OUTPUT=0), as where shared memory cannot be had: the fallback's figures, and
 // the supervisor's CPU per MiB of output both ways (read from /proc, for the 256 MiB listener).
 // A fourth is persistent without log files (`logDirectory: false`; a persistent sandbox writes
-// them by default, the local one does not): what crossing to another process costs alone.
+// them by default, the local one does not): what crossing to another process costs alone; a
+// fifth is local with log files, to compare followed logs() like for like.
 //
 // Each figure is persistent ÷ local within a round; the table gives the median and the spread
 // over rounds, so machine noise that lands on one round does not make a ratio.
@@ -98,16 +99,21 @@ async function followedLog(sandbox, mib) {
   return bytes / 1e6 / secs
 }
 
+// Each workload runs on `base` and `against` (the ratio is against ÷ base) and, unless `bytes`
+// is false, on the persistent sandbox with output as bytes (a column of its own).
 const WORKLOADS = [
   { key: 'spawn', title: () => 'spawn until exit, one at a time (spawns/s)', run: (s, c) => spawnUntilExit(s, c.spawnN) },
   { key: 'spawn16', title: () => 'spawn until exit, 16 in flight (spawns/s)', run: (s, c) => spawnInFlight(s, c.spawnN * 2, 16) },
   { key: 'listener', title: (c) => `${c.mib} MiB to onStdout (MB/s)`, run: (s, c) => toListener(s, c.mib) },
   { key: 'logs', title: (c) => `${c.mib} MiB through a followed logs() stream (MB/s received)`, run: (s, c) => followedLog(s, c.mib) },
+  // Like for like: a local reader that falls behind skips what its 1 MiB no longer holds, the
+  // persistent one reads it from its log files; here the local sandbox has log files too.
+  { key: 'logsLike', title: (c) => `${c.mib} MiB through a followed logs() stream, both with log files (MB/s received)`, run: (s, c) => followedLog(s, c.mib), base: 'localLogs', bytes: false },
   // What the socket costs alone: a persistent sandbox without log files (logDirectory: false),
   // as the local one has none.
-  { key: 'listenerNoLogs', title: (c) => `${c.mib} MiB to onStdout, persistent without log files (MB/s)`, run: (s, c) => toListener(s, c.mib), on: ['local', 'nologs'] },
-  // The supervisor's work: persistent sandboxes only (the "local" column is the bytes one).
-  { key: 'supervisorCpu', title: (c) => `supervisor CPU per MiB to onStdout, ${c.mib} MiB (ms/MiB; lower is better)`, run: (s, c) => supervisorCpu(s, c.mib), persistentOnly: true },
+  { key: 'listenerNoLogs', title: (c) => `${c.mib} MiB to onStdout, persistent without log files (MB/s)`, run: (s, c) => toListener(s, c.mib), against: 'nologs', bytes: false },
+  // The supervisor's work: shared memory against bytes.
+  { key: 'supervisorCpu', title: (c) => `supervisor CPU per MiB to onStdout, ${c.mib} MiB (ms/MiB; lower is better)`, run: (s, c) => supervisorCpu(s, c.mib), base: 'bytes', bytes: false },
 ]
 
 /** Starts a sandbox whose supervisor and client send output as bytes (the variable is read at start). */
@@ -130,16 +136,18 @@ export async function persistentSection({ rounds, spawnN, mib, log }) {
     { name: 'local', sandbox: new NativeLocalSandbox({ id: `${id}-local`, workingDirectory: path.join(dir, 'local'), env: { PATH: process.env.PATH } }) },
     { name: 'persistent', sandbox: new NativeLocalSandbox({ id: `${id}-persistent`, workingDirectory: path.join(dir, 'persistent'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
     { name: 'bytes', sandbox: new NativeLocalSandbox({ id: `${id}-bytes`, workingDirectory: path.join(dir, 'bytes'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000 }) },
+    { name: 'localLogs', sandbox: new NativeLocalSandbox({ id: `${id}-local-logs`, workingDirectory: path.join(dir, 'local-logs'), env: { PATH: process.env.PATH }, logDirectory: path.join(dir, 'local-logs.logs') }) },
     { name: 'nologs', sandbox: new NativeLocalSandbox({ id: `${id}-nologs`, workingDirectory: path.join(dir, 'nologs'), env: { PATH: process.env.PATH }, persistent: true, timeoutMs: 600_000, logDirectory: false }) },
   ]
   const config = { spawnN, mib }
-  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, { local: [], persistent: [], bytes: [], nologs: [] }]))
+  const results = Object.fromEntries(WORKLOADS.map((w) => [w.key, Object.fromEntries(sandboxes.map((s) => [s.name, []]))]))
+  const runsOn = (w) => [w.base ?? 'local', w.against ?? 'persistent', ...(w.bytes === false ? [] : ['bytes'])]
   try {
     for (const s of sandboxes) await (s.name === 'bytes' ? startAsBytes(s.sandbox) : s.sandbox.start())
     for (let r = 0; r < rounds; r++) {
       for (const w of WORKLOADS) {
         for (const s of rotate(sandboxes, r)) {
-          if (!(w.on ?? (w.persistentOnly ? ['persistent', 'bytes'] : ['local', 'persistent', 'bytes'])).includes(s.name)) continue
+          if (!runsOn(w).includes(s.name)) continue
           const v = await w.run(s.sandbox, config)
           results[w.key][s.name].push(v)
           log(`   round ${r + 1}, ${w.key}, ${s.name}: ${v.toFixed(1)}`)
@@ -155,20 +163,18 @@ export async function persistentSection({ rounds, spawnN, mib, log }) {
     return { ratio: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length }
   }
   return WORKLOADS.map((w) => {
-    const { local, bytes, nologs } = results[w.key]
-    // Without log files, "persistent" is the sandbox that has none.
-    const persistent = w.on?.includes('nologs') ? nologs : results[w.key].persistent
-    // The supervisor's CPU: shared memory against bytes, as "persistent" against "local".
-    const base = w.persistentOnly ? bytes : local
-    const withBytes = bytes.length > 0 && !w.persistentOnly
+    const r = results[w.key]
+    const [base, against] = [r[w.base ?? 'local'], r[w.against ?? 'persistent']]
+    const withBytes = w.bytes !== false
     return {
       key: w.key,
       title: w.title(config),
+      baseName: w.base ?? 'local',
       local: median(base),
-      persistent: median(persistent),
-      bytes: w.persistentOnly ? undefined : withBytes ? median(bytes) : null,
-      ...spread(persistent, base),
-      asBytes: withBytes ? spread(bytes, local) : undefined,
+      persistent: median(against),
+      bytes: withBytes ? median(r.bytes) : null,
+      ...spread(against, base),
+      asBytes: withBytes ? spread(r.bytes, r.local) : undefined,
     }
   })
 }
