@@ -68,6 +68,8 @@ class Feed {
     this.credit = protocol.WINDOW
     /** Subscribed processes (records) → { after: the log position sent up to, later }. */
     this.subs = new Map()
+    /** The same records by pid, for the client's answers about shared output. */
+    this.byPid = new Map()
     /** Processes no longer wait for this client (STALL_MS unable to take output, and not reading). */
     this.stalled = false
     this.timer = undefined
@@ -82,6 +84,7 @@ class Feed {
     // the wake-up it was sent (`upTo`) and whether it has answered (`waiting`).
     const sub = { after, later: false, sent: 0, share: undefined, stalled: false }
     this.subs.set(rec, sub)
+    this.byPid.set(rec.pid, rec)
     rec.subscribers.add(this.client)
     holdFor(rec)
     this.next(rec, sub)
@@ -94,6 +97,7 @@ class Feed {
     // The last client offered the ring is gone: the supervisor stops writing it.
     if (sub.share && sub.share.state !== 'none' && --rec.sharing === 0) rec.core.native.unshareOutput()
     this.subs.delete(rec)
+    if (this.byPid.get(rec.pid) === rec) this.byPid.delete(rec.pid)
     rec.subscribers.delete(this.client)
     holdFor(rec)
   }
@@ -197,7 +201,7 @@ class Feed {
       return `a ${m.t} frame names a process and a whole sequence number: ${JSON.stringify(m).slice(0, 200)}`
     }
     // A process no longer sent to this client (exited, unsubscribed): nothing to do.
-    const rec = [...this.subs.keys()].find((r) => r.pid === String(m.pid))
+    const rec = this.byPid.get(String(m.pid))
     const sub = rec && this.subs.get(rec)
     if (!sub || !sub.share) return
     const share = sub.share

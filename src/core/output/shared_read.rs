@@ -64,7 +64,7 @@ impl RingReader {
     }
 
     fn word(&self, at: usize) -> u64 {
-        // SAFETY: an aligned word of the header, mapped per `new`'s contract.
+        // SAFETY: an aligned word of the header, mapped as `new` requires of its caller.
         unsafe { (*self.map.add(at).cast::<AtomicU64>()).load(Ordering::Acquire) }
     }
 
