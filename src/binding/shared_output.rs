@@ -4,7 +4,9 @@
 //! reads the output from the mapping. Wherever this is unavailable (no memfd seals, the socket
 //! gone, any failure), the output goes on crossing the sandbox's socket as bytes.
 
-use crate::core::output::shared_read::{self as shared, Mapping, RingBroken, RingReader};
+use crate::binding::checks::seq_arg;
+use crate::binding::error::js_error;
+use crate::core::output::shared_read::{Mapping, RingBroken, RingReader};
 use crate::core::persistent::fdpass::{self, FdServer, Token};
 use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
 use napi::{sys, Env};
@@ -91,6 +93,36 @@ impl ToNapiValue for FilledBuffer {
     }
 }
 
+/// A Buffer of `len` bytes made by napi for a read to copy into.
+struct NewBuffer {
+    value: sys::napi_value,
+    data: *mut u8,
+    len: usize,
+}
+
+impl NewBuffer {
+    fn make(env: &Env, len: usize) -> Result<NewBuffer, RingBroken> {
+        let mut value = std::ptr::null_mut();
+        let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: napi allocates `len` bytes at `data`; the read writes all of them.
+        let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
+        if status != sys::Status::napi_ok {
+            return Err(RingBroken(format!("no Buffer of {len} bytes could be made")));
+        }
+        Ok(NewBuffer { value, data: data.cast(), len })
+    }
+}
+
+impl AsMut<[u8]> for NewBuffer {
+    fn as_mut(&mut self) -> &mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the Buffer's memory, `len` bytes, alive while its value is (this call's scope).
+        unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }
+    }
+}
+
 /// What a read of the ring found.
 #[napi(object, object_from_js = false)]
 pub struct NativeSharedRead {
@@ -119,19 +151,17 @@ impl NativeSharedOutput {
     }
 }
 
-fn pos_arg(name: &str, v: f64) -> napi::Result<u64> {
-    if !(v >= 0.0 && v <= 9007199254740991.0 && v.fract() == 0.0) {
-        return Err(napi::Error::from_reason(format!("{name} must be a whole number ≥ 0, not {v}")));
-    }
-    Ok(v as u64)
+/// A position or count JS gave, by the binding's one rule, as a typed error.
+fn arg(env: &Env, name: &str, v: f64) -> napi::Result<u64> {
+    seq_arg(name, v).map_err(|e| js_error(env, e))
 }
 
 #[napi]
 impl NativeSharedOutput {
     /// The position of the first record after sequence number `after` still in the ring.
     #[napi]
-    pub fn position_after(&self, after: f64) -> napi::Result<f64> {
-        let after = pos_arg("after", after)?;
+    pub fn position_after(&self, env: &Env, after: f64) -> napi::Result<f64> {
+        let after = arg(env, "after", after)?;
         self.with(|r| r.position_after(after)).map(|p| p as f64)
     }
 
@@ -139,37 +169,14 @@ impl NativeSharedOutput {
     /// copied once, from the mapping straight into the Buffer JS gets.
     #[napi]
     pub fn read(&self, env: &Env, pos: f64, until: f64, max_bytes: f64) -> napi::Result<NativeSharedRead> {
-        let (mut pos, until) = (pos_arg("pos", pos)?, pos_arg("until", until)?);
-        let max = pos_arg("maxBytes", max_bytes)? as usize;
-        self.with(|r| {
-            for _ in 0..shared::OVERTAKEN_MAX {
-                let plan = r.plan(pos, until, max)?;
-                let mut out = std::ptr::null_mut();
-                let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
-                // SAFETY: napi allocates `plan.total` bytes at `data`, all written by `fill`.
-                let status = unsafe { sys::napi_create_buffer(env.raw(), plan.total, &mut data, &mut out) };
-                if status != sys::Status::napi_ok {
-                    return Err(RingBroken(format!("no Buffer of {} bytes could be made", plan.total)));
-                }
-                // SAFETY: the Buffer's memory, `plan.total` bytes (none when empty).
-                let slice = if plan.total == 0 {
-                    &mut [][..]
-                } else {
-                    unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), plan.total) }
-                };
-                if !r.fill(&plan, slice) {
-                    pos = plan.start;
-                    continue;
-                }
-                let runs = plan.runs.iter().flat_map(|&(stream, len)| [stream, len as u32]).collect();
-                return Ok(NativeSharedRead {
-                    data: FilledBuffer(out),
-                    runs,
-                    pos: plan.pos as f64,
-                    truncated: plan.truncated,
-                });
-            }
-            Err(shared::overtaken())
+        let (pos, until) = (arg(env, "pos", pos)?, arg(env, "until", until)?);
+        let max = arg(env, "maxBytes", max_bytes)? as usize;
+        let (data, plan) = self.with(|r| r.read_into(pos, until, max, |n| NewBuffer::make(env, n)))?;
+        Ok(NativeSharedRead {
+            data: FilledBuffer(data.value),
+            runs: plan.runs.iter().flat_map(|&(stream, len)| [stream, len as u32]).collect(),
+            pos: plan.pos as f64,
+            truncated: plan.truncated,
         })
     }
 

@@ -10,9 +10,9 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// How many times one read may find the writer past it before the ring is taken for broken: a
 /// writer that keeps a reader from ever finishing a read is not one that keeps the rules.
-pub const OVERTAKEN_MAX: usize = 64;
+const OVERTAKEN_MAX: usize = 64;
 
-pub fn overtaken() -> RingBroken {
+fn overtaken() -> RingBroken {
     RingBroken(format!("a ring whose writer overtook the reader {OVERTAKEN_MAX} times in one read"))
 }
 
@@ -161,28 +161,40 @@ impl RingReader {
     /// Records from position `pos` whose sequence number is at most `until`, about `max_bytes`
     /// of them (at least one record when there is one).
     pub fn read(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingRead, RingBroken> {
-        let mut pos = pos;
+        let (data, plan) = self.read_into(pos, until, max_bytes, |n| Ok(vec![0u8; n]))?;
+        let mut runs = Vec::with_capacity(plan.runs.len());
+        let mut at = 0;
+        for &(stream, len) in &plan.runs {
+            runs.push(RingRun { stream, data: data[at..at + len].to_vec() });
+            at += len;
+        }
+        Ok(RingRead { runs, pos: plan.pos, truncated: plan.truncated })
+    }
+
+    /// The bytes of a read, copied once into memory `alloc` makes of the size asked (a JS
+    /// Buffer, say), with the plan that says their runs and where the next read starts. A copy
+    /// the writer overtook is dropped and the read made again from the oldest record kept.
+    pub fn read_into<B: AsMut<[u8]>>(
+        &self,
+        mut pos: u64,
+        until: u64,
+        max_bytes: usize,
+        mut alloc: impl FnMut(usize) -> Result<B, RingBroken>,
+    ) -> Result<(B, RingPlan), RingBroken> {
         for _ in 0..OVERTAKEN_MAX {
             let plan = self.plan(pos, until, max_bytes)?;
-            let mut data = vec![0u8; plan.total];
-            if !self.fill(&plan, &mut data) {
-                pos = plan.start;
-                continue;
+            let mut out = alloc(plan.total)?;
+            if self.fill(&plan, out.as_mut()) {
+                return Ok((out, plan));
             }
-            let mut runs = Vec::with_capacity(plan.runs.len());
-            let mut at = 0;
-            for &(stream, len) in &plan.runs {
-                runs.push(RingRun { stream, data: data[at..at + len].to_vec() });
-                at += len;
-            }
-            return Ok(RingRead { runs, pos: plan.pos, truncated: plan.truncated });
+            pos = plan.start;
         }
         Err(overtaken())
     }
 
-    /// What a read from `pos` would copy, from the records' headers alone: a reader that copies
-    /// into memory of its own (a JS Buffer) sizes it with `total`, then calls `fill`.
-    pub fn plan(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingPlan, RingBroken> {
+    /// What a read from `pos` would copy, from the records' headers alone: its memory is sized
+    /// with `total` before `fill` copies into it.
+    fn plan(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingPlan, RingBroken> {
         let mut plan = RingPlan { start: pos, pos, ..Default::default() };
         let mut overtaken_times = 0;
         loop {
@@ -222,7 +234,7 @@ impl RingReader {
     /// Copies what `plan` found into `out` (`plan.total` bytes). False when the writer overwrote
     /// any of it meanwhile: `out` is then garbage, and the read starts again from `plan.start`,
     /// which the ring no longer has (the next plan says `truncated`).
-    pub fn fill(&self, plan: &RingPlan, out: &mut [u8]) -> bool {
+    fn fill(&self, plan: &RingPlan, out: &mut [u8]) -> bool {
         assert_eq!(out.len(), plan.total, "a fill sized by its plan");
         let mut at = 0;
         for &(pos, len) in &plan.parts {
