@@ -54,8 +54,15 @@ pub fn send_fd(sock: RawFd, byte: u8, fd: Option<BorrowedFd<'_>>) -> io::Result<
             libc::CMSG_DATA(c).cast::<RawFd>().write_unaligned(fd.as_raw_fd());
         }
     }
-    // SAFETY: `msg` points at live buffers.
-    let n = unsafe { libc::sendmsg(sock, &msg, 0) };
+    // A signal before anything was sent is retried: a socket with a timeout is never restarted
+    // by the kernel (signal(7)), and the supervisor reaps children all the time.
+    let n = loop {
+        // SAFETY: `msg` points at live buffers.
+        let n = unsafe { libc::sendmsg(sock, &msg, 0) };
+        if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break n;
+        }
+    };
     if n != 1 {
         return Err(if n < 0 { io::Error::last_os_error() } else { io::ErrorKind::WriteZero.into() });
     }
@@ -63,7 +70,9 @@ pub fn send_fd(sock: RawFd, byte: u8, fd: Option<BorrowedFd<'_>>) -> io::Result<
 }
 
 /// Receives one byte and the descriptor attached to it, if any. Descriptors past the first (a
-/// broken peer's) are closed; so is any that came with a truncated control message.
+/// broken peer's) are closed; so is any that came with a truncated control message. A signal
+/// that interrupts the wait fails it with `Interrupted` (nothing was received): the caller
+/// retries within its own deadline.
 pub fn recv_fd(sock: RawFd) -> io::Result<(u8, Option<OwnedFd>)> {
     let mut data = [0u8; 1];
     let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: 1 };
@@ -244,10 +253,25 @@ pub fn take_fd(path: &Path, token: &Token) -> io::Result<OwnedFd> {
             format!("{} is served by uid {}", path.display(), peer.uid),
         ));
     }
+    let deadline = Instant::now() + TAKE_TIMEOUT;
     conn.set_read_timeout(Some(TAKE_TIMEOUT))?;
     conn.set_write_timeout(Some(TAKE_TIMEOUT))?;
     conn.write_all(token)?;
-    match recv_fd(conn.as_raw_fd())? {
+    // The client's thread takes signals (a Node process with children gets SIGCHLD), and a
+    // socket with a timeout is never restarted by the kernel: retry, waiting what is left.
+    let answer = loop {
+        match recv_fd(conn.as_raw_fd()) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "the supervisor did not answer in time"));
+                }
+                conn.set_read_timeout(Some(left))?;
+            }
+            other => break other?,
+        }
+    };
+    match answer {
         (GIVEN, Some(fd)) => Ok(fd),
         (UNKNOWN, None) => {
             Err(io::Error::new(io::ErrorKind::NotFound, "the supervisor offers nothing under that token"))
@@ -301,6 +325,54 @@ mod tests {
             }
         });
         assert!(served, "served again once the silent peers left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    extern "C" fn ignore(_: libc::c_int) {}
+
+    #[test]
+    fn signals_while_the_client_waits_for_its_descriptor_do_not_fail_the_taking() {
+        let dir = std::env::temp_dir().join(format!("procvisor-fdpass-sig-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.fds");
+        // A server that answers late, as a busy supervisor does.
+        let listener = UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut token = [0u8; 16];
+            conn.read_exact(&mut token).unwrap();
+            std::thread::sleep(Duration::from_millis(120));
+            let file = std::fs::File::open("/dev/null").unwrap();
+            use std::os::fd::AsFd;
+            send_fd(conn.as_raw_fd(), GIVEN, Some(file.as_fd())).unwrap();
+        });
+        // SAFETY: a handler that does nothing, with SA_RESTART as Node installs its own: the
+        // socket's timeout still makes recvmsg fail with EINTR.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
+        }
+        // SAFETY: pthread_self is always valid for the calling thread.
+        let me = unsafe { libc::pthread_self() } as usize;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let pester = std::thread::spawn(move || {
+            let mut sent = 0;
+            while !s.load(Ordering::Acquire) {
+                // SAFETY: the target thread lives until `stop` is set, after which this stops.
+                unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR2) };
+                sent += 1;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            sent
+        });
+        let taken = take_fd(&path, &[3u8; 16]);
+        stop.store(true, Ordering::Release);
+        assert!(pester.join().unwrap() > 5, "signals arrived while it waited");
+        server.join().unwrap();
+        assert!(taken.is_ok(), "{:?}", taken.err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
