@@ -73,3 +73,42 @@ test('the frames where procvisor made the error are kept, once, before the calle
   assert.ok(own >= 0 && own < caller, err.stack)
   assert.equal(frames.filter((l) => l.includes('waitForPortOfAnExitingProcess')).length, 1, err.stack)
 })
+
+test('a traced call made inside another one rejects through it with the outer caller frames; with capture off, none are grafted', async () => {
+  const { traced, captureCallSites } = require('../lib/native/trace')
+  // An error made where no JS caller is on the stack, as a native promise's settling makes it.
+  const later = () => new Promise((_, reject) => setImmediate(() => reject(new Error('made later'))))
+  const inner = traced(function inner() {
+    return later()
+  })
+  const outer = traced(function outer() {
+    return inner()
+  })
+  async function callsOuter() {
+    return outer()
+  }
+  async function callsInner() {
+    return inner()
+  }
+  assertCalledFrom(await rejection(callsOuter), callsOuter, Error)
+  assertCalledFrom(await rejection(callsInner), callsInner, Error)
+  // A bad argument (a synchronous throw) still rejects, through both.
+  const throws = traced(function throws() {
+    throw new TypeError('bad')
+  })
+  const wraps = traced(function wraps() {
+    return throws()
+  })
+  async function callsWraps() {
+    return wraps()
+  }
+  assertCalledFrom(await rejection(callsWraps), callsWraps, TypeError)
+  captureCallSites(false)
+  try {
+    const err = await rejection(callsOuter)
+    assert.ok(!err.stack.includes('callsOuter'), err.stack)
+    assert.ok((await rejection(callsWraps)) instanceof TypeError)
+  } finally {
+    captureCallSites(true)
+  }
+})

@@ -1,6 +1,8 @@
-//! What a persistent sandbox's supervisor (`lib/persistent/`) asks of the kernel: who is at the
-//! other end of its socket, and a lock on the lock file of its id.
+//! What a persistent sandbox's supervisor (`lib/persistent/`) asks of the kernel and the core:
+//! who is at the other end of its socket, a lock on the lock file of its id, and a launcher tuned
+//! for launches that come over the socket.
 
+use crate::core::launch::launcher;
 use crate::core::persistent::{credentials, lockfile, sockbuf};
 use napi_derive::napi;
 
@@ -39,4 +41,13 @@ pub fn set_socket_send_buffer(fd: i32, bytes: u32) -> napi::Result<u32> {
     sockbuf::set_send_buffer(fd, bytes as usize)
         .map(|n| n.min(u32::MAX as usize) as u32)
         .map_err(|e| napi::Error::from_reason(format!("cannot set the send buffer of socket {fd}: {e}")))
+}
+
+/// Whether this process's launcher stays awake for a moment after a process ends, ready for a
+/// launch that follows at once (on by default). A persistent sandbox's supervisor turns it off:
+/// its next launch comes over the socket, later than the stand-by lasts, and the stand-by's
+/// naps took a CPU from the threads carrying it.
+#[napi]
+pub fn set_launch_stand_by(enabled: bool) {
+    launcher::set_stand_by(enabled);
 }

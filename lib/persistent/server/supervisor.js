@@ -35,8 +35,15 @@ const { supervisorLogFiles } = require('../wire/log-files')
 const { serveSharedOutput } = require('./shared-output')
 const { Launches } = require('../../process/launches')
 const { Lifetime } = require('../../process/lifetime')
+const { captureCallSites } = require('../../native/trace')
 
 const { SANDBOX_ACCESS_DENIED } = errors.codes
+
+// Tuned for launches that come over the socket: no caller's frames to keep (an error crosses as
+// a code and a message, and the client grafts its own program's frames), and no launcher awake
+// after an end for a launch that is two socket hops away.
+captureCallSites(false)
+binding.setLaunchStandBy(false)
 
 // The config comes on stdin, written whole by the client, which then closes it.
 const config = JSON.parse(fs.readFileSync(0, 'utf8'))
