@@ -195,6 +195,33 @@ describe('the output of a persistent sandbox in shared memory', () => {
     assert.equal((await sb.processes.list()).find((p) => p.pid === pid).running, true)
   })
 
+  it('a client reading the ring holds the process back by the ring: further behind than the log would let it be, and it loses nothing', async () => {
+    const { sb, socketPath } = await sandboxes.start()
+    const c = await raw(socketPath).hello({ shared: true })
+    const size = 32 * 1024 * 1024
+    const h = await sb.processes.spawn(`head -c 1 >/dev/null; head -c ${size} /dev/zero`, { maxRetainedBytes: 0 })
+    c.send({ t: 'call', id: 1, op: 'attach', args: { pid: h.pid } })
+    await nextOf(c, (m) => m.t === 'reply')
+    await h.sendStdin('go')
+    let ahead
+    const got = await readAsClient(c, h.pid, {
+      async firstWake(ring, pos) {
+        // Slow to answer (less than the stall rule's second): the process waits for it.
+        await new Promise((resolve) => setTimeout(resolve, 400))
+        assert.equal((await sb.processes.list()).find((p) => p.pid === h.pid).running, true)
+        const r = ring.read(pos, Number.MAX_SAFE_INTEGER, 64 * 1024 * 1024)
+        assert.equal(r.truncated, false)
+        ahead = r.data.length
+      },
+    })
+    // The log (1 MiB) would have held it at half its size; the ring (4 MiB) lets it run to half its own.
+    assert.ok(ahead > 1024 * 1024 && ahead < 8 * 1024 * 1024, `${ahead} bytes written ahead of the client`)
+    assert.equal(got.text.length, size)
+    assert.ok(/^\0*$/.test(got.text))
+    assert.equal((await h.wait()).exitCode, 0)
+    c.socket.destroy()
+  })
+
   it('a client that maps the ring and stops reading does not hold the process back', async () => {
     const { sb, socketPath } = await sandboxes.start()
     const c = await raw(socketPath).hello({ shared: true })
@@ -244,7 +271,7 @@ async function nextOf(c, pred) {
  * Reads the output of process `pid` as procvisor's client does: bytes from OUT frames until a
  * ring is offered, then from the ring at each wake-up, answering each; until the exit.
  */
-async function readAsClient(c, pid) {
+async function readAsClient(c, pid, { firstWake } = {}) {
   const parts = []
   let ring
   let pos
@@ -262,6 +289,8 @@ async function readAsClient(c, pid) {
     } else if (m.kind === 'ring') {
       pos = ring.positionAfter(m.after)
     } else if (m.kind === 'wake') {
+      if (firstWake) await firstWake(ring, pos)
+      firstWake = undefined
       for (;;) {
         const r = ring.read(pos, m.upTo, 1 << 20)
         assert.equal(r.truncated, false)

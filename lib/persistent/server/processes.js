@@ -119,6 +119,7 @@ function servedProcesses({ manager, logFiles, ending }) {
         /** Its `logs()` streams, of any client. */
         streams: new Set(),
         hold: 0,
+        ringHold: null,
         unwoken: false,
         result: undefined,
         finalSeq: 0,

@@ -106,6 +106,17 @@ impl NativeProcess {
         crate::binding::shared_output::offer(&self.inner)
     }
 
+    /// Holds the producer back for the slowest client that reads this process's output from
+    /// shared memory, which has read up to sequence number `seq`, by the ring's lag rule (half
+    /// the ring unread); `null` releases the hold.
+    #[napi]
+    pub fn set_ring_hold(&self, env: &Env, seq: Option<f64>) -> napi::Result<()> {
+        let seq = seq.map(|v| seq_arg("seq", v)).transpose().map_err(|e| js_error(env, e))?;
+        self.inner.output.set_ring_position(seq);
+        crate::binding::loop_reader::serve(env, &self.inner);
+        Ok(())
+    }
+
     /// Stops writing this process's output to shared memory: no client reads it any more.
     #[napi]
     pub fn unshare_output(&self) {

@@ -4,6 +4,7 @@
 
 use crate::core::output::loan::Loan;
 use crate::core::output::log::OutputLog;
+use crate::core::output::shared::RingWriter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +30,10 @@ pub(super) struct Wake {
 #[derive(Default)]
 pub(super) struct Consumers {
     pub(super) positions: [Option<u64>; 2],
+    /// The slowest reader of the shared-memory ring (a supervisor's client that maps it), held
+    /// to the ring's own lag rule (`RingWriter::lags`) rather than the log's: it reads the ring,
+    /// which holds more than the log, so the producer waits for it less often.
+    pub(super) ring_position: Option<u64>,
     pub(super) wake: Option<Arc<Wake>>,
     /// The byte-stream reader's wake-up, while it reads: it takes from the log on its own thread
     /// when woken, rather than waiting for new output in a runtime task.
@@ -94,4 +99,10 @@ pub enum ReaderWait {
 pub(super) fn lags(log: &OutputLog, position: u64) -> bool {
     log.bytes_after(position) > (log.max_bytes() / 2) as u64
         || log.last_seq().saturating_sub(position) > (log.max_events() / 2) as u64
+}
+
+/// The same rule for the ring's reader: more than half the ring after `position`. Without a
+/// ring (no client reads it any more) nothing is held for it.
+pub(super) fn ring_lags(ring: Option<&RingWriter>, position: Option<u64>) -> bool {
+    matches!((ring, position), (Some(r), Some(p)) if r.lags(p))
 }

@@ -3,10 +3,12 @@
 //! Consumers are one list of positions in the log with one lag rule: the listener pump
 //! (`onStdout`/`onStderr`) and a byte-stream reader (`handle.reader`) each hold a position, and
 //! the producer waits while any of them is more than half a log behind, so they lose nothing
-//! while memory stays bounded. `logs()` readers hold no position: they never slow the child and
-//! learn by `truncated` when they fell behind.
+//! while memory stays bounded. The slowest client of a supervisor that reads the output from
+//! shared memory holds a position in the ring instead, by the same rule over the ring (half of
+//! it, which holds more than the log). `logs()` readers hold no position: they never slow the
+//! child and learn by `truncated` when they fell behind.
 
-use crate::core::output::consumers::{lags, Consumer, ReaderWait, Wake, READER_DRAIN_PATIENCE};
+use crate::core::output::consumers::{lags, ring_lags, Consumer, ReaderWait, Wake, READER_DRAIN_PATIENCE};
 use crate::core::output::loan::Loan;
 use crate::core::output::log::{EventBody, LogRead, Stream};
 use crate::core::output::process_output::{lock, Output, Texts};
@@ -183,7 +185,7 @@ impl Output {
     pub fn consumers_lag(&self) -> bool {
         let t = self.texts();
         let c = lock(&self.consumers);
-        c.positions.iter().any(|p| p.is_some_and(|p| lags(&t.log, p)))
+        c.positions.iter().any(|p| p.is_some_and(|p| lags(&t.log, p))) || ring_lags(t.ring.as_ref(), c.ring_position)
     }
 
     /// The consumers are gone with their JS environment: the pump is removed (its loans end as
@@ -194,6 +196,7 @@ impl Output {
         }
         self.set_reader_wake(None);
         self.set_reader_position(None);
+        self.set_ring_position(None);
     }
 
     /// Holds the producer for a byte-stream reader that has consumed up to `seq` (`None`
@@ -207,12 +210,20 @@ impl Output {
         self.progress.notify_waiters();
     }
 
+    /// Holds the producer for the slowest reader of the shared-memory ring, which has read up to
+    /// `seq` (`None` releases the hold), by the ring's lag rule. It waits as the byte-stream
+    /// reader does (`ReaderWait`).
+    pub fn set_ring_position(&self, seq: Option<u64>) {
+        lock(&self.consumers).ring_position = seq;
+        self.progress.notify_waiters();
+    }
+
     /// Waits while a consumer lags (the one rule). Listeners are always waited for; a reader as
     /// `reader` says: `ForAWhile` stops waiting for a reader that makes no progress for
     /// READER_DRAIN_PATIENCE (used once the group is dead, so that an abandoned reader cannot keep
     /// a dead process unfinished). Returns true when it stopped waiting for a stalled reader.
     pub async fn backpressure(&self, reader: ReaderWait) -> bool {
-        let mut stall: Option<(u64, Instant)> = None;
+        let mut stall: Option<((u64, u64), Instant)> = None;
         loop {
             let notified = self.progress.notified();
             tokio::pin!(notified);
@@ -224,7 +235,9 @@ impl Output {
                 for (i, p) in c.positions.iter().enumerate() {
                     lagging[i] = p.is_some_and(|p| lags(&t.log, p));
                 }
-                (lagging, c.positions[Consumer::Reader as usize])
+                // The ring's reader is waited for as the byte-stream reader is.
+                lagging[Consumer::Reader as usize] |= ring_lags(t.ring.as_ref(), c.ring_position);
+                (lagging, (c.positions[Consumer::Reader as usize].unwrap_or(0), c.ring_position.unwrap_or(0)))
             };
             let ([listeners, lagging_reader], reader_at) = lagging;
             let lagging_reader = lagging_reader && !matches!(reader, ReaderWait::Never);
@@ -234,7 +247,7 @@ impl Output {
             }
             if !listeners && matches!(reader, ReaderWait::ForAWhile) {
                 let now = Instant::now();
-                let at = reader_at.unwrap_or(0);
+                let at = reader_at;
                 match stall {
                     Some((p, since)) if p == at => {
                         if now.duration_since(since) >= READER_DRAIN_PATIENCE {

@@ -13,7 +13,7 @@ use crate::core::output::decoder::Utf8Decoder;
 use crate::core::output::disk::{DiskLog, LogFiles};
 use crate::core::output::log::{EventBody, LogRead, OutputLog, Stream};
 use crate::core::output::retained::RetainedText;
-use crate::core::output::shared::{capacity_for, RingWriter};
+use crate::core::output::shared::{capacity_for, RingWriter, RING_MIN_BYTES};
 use crate::core::terminal::screen::{Screen, Snapshot};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -236,7 +236,7 @@ impl Output {
     pub fn share(&self) -> std::io::Result<(std::os::fd::OwnedFd, u64)> {
         let mut t = self.texts();
         if t.ring.is_none() {
-            let cap = capacity_for(t.log.max_bytes(), t.log.max_events());
+            let cap = capacity_for(t.log.max_bytes().max(RING_MIN_BYTES), t.log.max_events());
             t.ring = Some(RingWriter::create(cap, t.log.last_seq() + 1)?);
         }
         let ring = t.ring.as_ref().expect("made above");

@@ -218,3 +218,31 @@ fn only_a_sealed_ring_is_mapped() {
     let file = std::fs::File::open("/dev/null").unwrap();
     assert!(Mapping::of(file.into()).is_err());
 }
+
+#[test]
+fn a_readers_lag_is_what_the_ring_holds_after_its_position() {
+    let cap = capacity_for(4096, 10);
+    let mut w = RingWriter::create(cap, 1).unwrap();
+    assert_eq!(w.bytes_after(0), 0);
+    // Records of 24 + 1000 (padded to 1000) bytes.
+    for seq in 1..=10 {
+        w.append(seq, 0, 0, &[b'x'; 1000]);
+    }
+    assert_eq!(w.bytes_after(0), 10 * 1024);
+    assert_eq!(w.bytes_after(4), 6 * 1024);
+    assert_eq!(w.bytes_after(10), 0);
+    assert_eq!(w.bytes_after(99), 0);
+    // An event split into parts counts whole: read up to it, none of its parts is left.
+    w.append(11, 0, 1, &vec![b'y'; cap / 2]);
+    assert_eq!(w.bytes_after(11), 0);
+    assert!(w.bytes_after(10) > (cap / 2) as u64);
+    assert!(w.lags(10) && !w.lags(11));
+    // Written over, a reader's records are all gone: it has everything the ring holds to read.
+    for seq in 12..=200 {
+        w.append(seq, 0, 0, &[b'z'; 1000]);
+    }
+    let held = w.bytes_after(0);
+    assert_eq!(w.bytes_after(150), 50 * 1024);
+    assert!(held <= cap as u64 && held > (cap - 1024) as u64, "{held} of {cap}");
+    assert!(w.lags(3) && !w.lags(200));
+}
