@@ -271,3 +271,20 @@ test("a Unix socket's send buffer can be widened, up to what the kernel allows, 
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test("a client's decoder of a process's output: a character split between two reads comes whole, each stream its own, pieces of at most 64 KiB, U+FFFD at an incomplete end", () => {
+  const { binding } = require('../lib/native/native')
+  const d = new binding.NativeOutputDecoder()
+  const euro = Buffer.from('€')
+  assert.deepEqual(d.write(0, euro.subarray(0, 2)), [])
+  // The other stream's bytes between the two halves decode on their own.
+  assert.deepEqual(d.write(1, Buffer.from('é')), [{ stream: 1, text: 'é' }])
+  assert.deepEqual(d.write(0, Buffer.concat([euro.subarray(2), Buffer.from('ok')])), [{ stream: 0, text: '€ok' }])
+  const big = d.write(0, Buffer.alloc(200 * 1024, 'a'))
+  assert.ok(big.length >= 4 && big.every((c) => c.stream === 0 && c.text.length <= 64 * 1024))
+  assert.equal(big.map((c) => c.text).join(''), 'a'.repeat(200 * 1024))
+  assert.deepEqual(d.write(1, Buffer.from([0xff, 0x41])), [{ stream: 1, text: '\ufffdA' }])
+  d.write(1, euro.subarray(0, 1))
+  assert.deepEqual(d.end(), [{ stream: 1, text: '\ufffd' }])
+  assert.throws(() => d.write(2, Buffer.from('x')), /stream is 0 \(stdout\) or 1 \(stderr\)/)
+})

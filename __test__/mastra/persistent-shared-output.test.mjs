@@ -28,10 +28,10 @@ async function countingRings(fn) {
   binding.openSharedOutput = (...args) => {
     const ring = open(...args)
     seen.rings++
-    const read = ring.read.bind(ring)
-    ring.read = (...a) => {
+    const read = ring.readText.bind(ring)
+    ring.readText = (...a) => {
       const r = read(...a)
-      seen.bytes += r.data.length
+      seen.bytes += r.bytes
       return r
     }
     return ring
@@ -248,15 +248,18 @@ describe('the output of a persistent sandbox in shared memory', () => {
   })
 })
 
-/** How many rings the supervisor `pid` holds open (its memfds, by their name). */
+/**
+ * How many rings the supervisor `pid` holds open: its memfds (by their name), counted once each
+ * (a ring being handed to a client is open twice for a moment, its copy closed once sent).
+ */
 function ringsOf(pid) {
-  let n = 0
+  const rings = new Set()
   for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
     try {
-      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('/memfd:procvisor-output')) n++
+      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('/memfd:procvisor-output')) rings.add(fs.statSync(`/proc/${pid}/fd/${fd}`).ino)
     } catch {}
   }
-  return n
+  return rings.size
 }
 
 /** The next frame of raw client `c` that `pred` accepts (or `'closed'`). */

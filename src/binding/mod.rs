@@ -20,6 +20,7 @@ mod checks;
 mod diagnostics;
 mod error;
 mod loop_reader;
+mod output_decoder;
 mod pattern;
 mod persistent;
 mod probe;

@@ -6,6 +6,8 @@
 
 use crate::binding::checks::seq_arg;
 use crate::binding::error::js_error;
+use crate::binding::output_decoder::NativeOutputDecoder;
+use crate::binding::process::NativeChunk;
 use crate::core::output::shared_read::{Mapping, RingBroken, RingReader};
 use crate::core::persistent::fdpass::{self, FdServer, Token};
 use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
@@ -137,6 +139,19 @@ pub struct NativeSharedRead {
     pub truncated: bool,
 }
 
+/// What a read of the ring as text found.
+#[napi(object, object_from_js = false)]
+pub struct NativeSharedText {
+    /// The text of the runs read, in order.
+    pub chunks: Vec<NativeChunk>,
+    /// How many bytes of output they were.
+    pub bytes: f64,
+    /// The position to read from next.
+    pub pos: f64,
+    /// Output this reader had not read was overwritten: the read goes on from the oldest kept.
+    pub truncated: bool,
+}
+
 fn broken(e: RingBroken) -> napi::Error {
     napi::Error::from_reason(format!("the shared output breaks its rules: {}", e.0))
 }
@@ -175,6 +190,29 @@ impl NativeSharedOutput {
         Ok(NativeSharedRead {
             data: FilledBuffer(data.value),
             runs: plan.runs.iter().flat_map(|&(stream, len)| [stream, len as u32]).collect(),
+            pos: plan.pos as f64,
+            truncated: plan.truncated,
+        })
+    }
+
+    /// As `read`, decoded by `decoder` (the process's, which decoded what came before as bytes):
+    /// the text of the runs, in pieces of at most 64 KiB, as a local process's listeners get it.
+    #[napi]
+    pub fn read_text(
+        &self,
+        env: &Env,
+        pos: f64,
+        until: f64,
+        max_bytes: f64,
+        decoder: &NativeOutputDecoder,
+    ) -> napi::Result<NativeSharedText> {
+        let (pos, until) = (arg(env, "pos", pos)?, arg(env, "until", until)?);
+        let max = arg(env, "maxBytes", max_bytes)? as usize;
+        let (data, plan) = self.with(|r| r.read_into(pos, until, max, |n| Ok(vec![0u8; n])))?;
+        let bytes = data.len() as f64;
+        Ok(NativeSharedText {
+            chunks: decoder.decode_runs(bytes::Bytes::from(data), &plan.runs),
+            bytes,
             pos: plan.pos as f64,
             truncated: plan.truncated,
         })

@@ -6,7 +6,6 @@
 // ring the supervisor writes and this side maps read-only): then only wake-ups and positions
 // cross the socket, and the bytes are read straight from the mapping.
 
-const { StringDecoder } = require('node:string_decoder')
 const errors = require('../../native/errors')
 const protocol = require('../wire/protocol')
 const { binding } = require('../../native/native')
@@ -19,12 +18,6 @@ function canShare() {
   return process.platform === 'linux' && typeof binding.openSharedOutput === 'function' && process.env.PROCVISOR_SHARED_OUTPUT !== '0'
 }
 
-/**
- * Output text is handed on in pieces of at most this many bytes, as a local process's is: larger
- * strings land in V8's large-object space, which only a full GC frees.
- */
-const PIECE = 64 * 1024
-
 class Inbox {
   constructor(conn) {
     this.conn = conn
@@ -34,7 +27,12 @@ class Inbox {
      * the process reaches the handle's listeners or `reader`.
      */
     this.held = new Map()
-    /** The UTF-8 decoders of each process's stdout and stderr, by pid. */
+    /**
+     * The decoders of each process's output, by pid: its stdout and stderr decoded in the addon,
+     * in pieces of at most 64 KiB as a local process's are (larger strings land in V8's
+     * large-object space, which only a full GC frees), whether the bytes came over the socket
+     * or from the ring.
+     */
     this.decoders = new Map()
     /** Bytes of output read and not yet given back as credit. */
     this.unacked = 0
@@ -78,24 +76,25 @@ class Inbox {
       // An incomplete character at the end is U+FFFD, as in a local process's output.
       const d = this.decoders.get(pid)
       this.decoders.delete(pid)
-      if (d && to) {
-        for (const stream of [0, 1]) {
-          const rest = d[stream].end()
-          if (rest) to({ kind: 'out', stream, data: rest })
-        }
-      }
+      if (d && to) this.handOn(to, d.end())
     }
     to?.(m)
   }
 
+  /** The decoder of the output of `pid`. */
+  decoder(pid) {
+    let d = this.decoders.get(pid)
+    if (!d) this.decoders.set(pid, (d = new binding.NativeOutputDecoder()))
+    return d
+  }
+
   /** Bytes of output of `pid`, decoded and handed on in pieces. */
   out(pid, to, stream, data) {
-    let d = this.decoders.get(pid)
-    if (!d) this.decoders.set(pid, (d = [new StringDecoder('utf8'), new StringDecoder('utf8')]))
-    for (let at = 0; at < data.length; at += PIECE) {
-      const text = d[stream].write(at === 0 && data.length <= PIECE ? data : data.subarray(at, at + PIECE))
-      if (text) to({ kind: 'out', stream, data: text })
-    }
+    this.handOn(to, this.decoder(pid).write(stream, data))
+  }
+
+  handOn(to, chunks) {
+    for (const c of chunks) to({ kind: 'out', stream: c.stream, data: c.text })
   }
 
   /**
@@ -133,23 +132,22 @@ class Inbox {
   wake(pid, to, upTo) {
     const entry = this.rings.get(pid)
     if (entry?.pos === undefined || !Number.isSafeInteger(upTo)) return this.broken(`a wake-up for process ${pid}, whose ring it does not read`)
-    const runs = []
+    const chunks = []
+    const decoder = this.decoder(pid)
     try {
       for (;;) {
-        const read = entry.ring.read(entry.pos, upTo, RING_BATCH)
+        const read = entry.ring.readText(entry.pos, upTo, RING_BATCH, decoder)
         entry.pos = read.pos
-        if (read.runs.length === 0) break
-        for (let i = 0, at = 0; i < read.runs.length; at += read.runs[i + 1], i += 2) {
-          runs.push({ stream: read.runs[i], data: read.data.subarray(at, at + read.runs[i + 1]) })
-        }
+        if (read.bytes === 0) break
+        for (const c of read.chunks) chunks.push(c)
       }
     } catch (e) {
       return this.broken(e.message)
     }
-    // Said once the bytes are copied out, before they are decoded and handed on: the process
-    // writes its next output meanwhile.
+    // Said once the bytes are copied out, before they are handed on: the process writes its
+    // next output meanwhile.
     this.conn.socket.write(protocol.encode({ t: 'read', pid: Number(pid), seq: upTo }))
-    if (to) for (const run of runs) this.out(pid, to, run.stream, run.data)
+    if (to) this.handOn(to, chunks)
   }
 
   /** The supervisor broke the rules of shared output: this connection ends, as for any bad frame. */

@@ -168,7 +168,7 @@ pub(super) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
     event
 }
 
-fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
+pub(crate) fn chunks_to_js(chunks: Vec<TextChunk>) -> Vec<NativeChunk> {
     // Pieces of at most PIECE bytes: larger strings land in V8's large-object space, which only
     // a full GC frees, so a fast producer would grow the heap by gigabytes. Large texts are cut
     // into pieces that share their bytes; small ones (a line here, a line there) are gathered

@@ -98,13 +98,7 @@ impl Output {
             for e in read.events {
                 if let EventBody::Output(stream, data) = e.body {
                     let i = stream.index();
-                    // ASCII, the common case of logs, is known from the same pass that validates,
-                    // and spares V8 its own decoding pass (a Latin-1 string is a plain copy).
-                    let text = match decoders[i].decode_ascii(&data) {
-                        (std::borrow::Cow::Borrowed(_), true) => Text::ascii(&data),
-                        (std::borrow::Cow::Borrowed(_), false) => Text::shared(&data),
-                        (std::borrow::Cow::Owned(s), _) => Text::from(s),
-                    };
+                    let text = Text::decode(&mut decoders[i], &data);
                     if *retain {
                         retained[i].push(text.as_str());
                     }
@@ -186,6 +180,12 @@ impl Output {
         let t = self.texts();
         let c = lock(&self.consumers);
         c.positions.iter().any(|p| p.is_some_and(|p| lags(&t.log, p))) || ring_lags(t.ring.as_ref(), c.ring_position)
+    }
+
+    /// Whether the log's files are behind (more queued for the disk writer than the reader tasks
+    /// may run ahead of it): a borrower gives the pipe back to the runtime, whose reader waits.
+    pub fn disk_behind(&self) -> bool {
+        self.disk.as_ref().is_some_and(|d| d.behind())
     }
 
     /// The consumers are gone with their JS environment: the pump is removed (its loans end as

@@ -1,5 +1,6 @@
 //! Decoded text as the output hands it to the listeners, sharing the log's bytes.
 
+use crate::core::output::decoder::Utf8Decoder;
 use crate::core::output::log::Stream;
 use bytes::Bytes;
 
@@ -30,6 +31,18 @@ impl Text {
     pub(super) fn ascii(b: &Bytes) -> Text {
         debug_assert!(b.is_ascii());
         Text { bytes: b.clone(), ascii: true }
+    }
+
+    /// `data` decoded by `decoder`, which keeps an incomplete trailing character for its next
+    /// call. Valid as read, the text shares `data`'s bytes; ASCII, the common case of logs, is
+    /// known from the same pass that validates, and spares V8 its own decoding pass (a Latin-1
+    /// string is a plain copy).
+    pub fn decode(decoder: &mut Utf8Decoder, data: &Bytes) -> Text {
+        match decoder.decode_ascii(data) {
+            (std::borrow::Cow::Borrowed(_), true) => Text::ascii(data),
+            (std::borrow::Cow::Borrowed(_), false) => Text::shared(data),
+            (std::borrow::Cow::Owned(s), _) => Text::from(s),
+        }
     }
 
     pub fn as_str(&self) -> &str {
