@@ -41,6 +41,9 @@ describeBackends('restart on the Mastra face', ['native', 'persistent'], (backen
     assert.equal(result.gaveUp, true)
     assert.equal(numbers(seen, 'run').length, 3)
     assert.equal(numbers(h.stdout, 'run').length, 3)
+    // wait() is Mastra's end (the last root exited); the status is 'exited' once its whole
+    // group is gone, which the Processes API's waitForExit() waits for.
+    await h.nativeHandle.waitForExit()
     const st = await h.nativeHandle.status()
     assert.equal(st.state, 'exited')
     assert.equal(st.restarts, 2)

@@ -152,6 +152,12 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_
         if n > 0 {
             READS.with(|r| r.set(r.get() + 1));
             p.process.output.push_read(stream, &mut p.buf, n as usize);
+            if p.process.output.disk_behind() {
+                // The log's files are behind: the runtime reads on, waiting for the disk writer
+                // as its reader does. Read on here, the queue grew past its bound (a flood to a
+                // listener outran the disk) and the process's log files stopped.
+                return finish(poll, End::GiveBack);
+            }
             if p.process.output.consumers_lag() {
                 // The one lag rule: no more reads until the consumers catch up (`serve`).
                 (p.uv.poll_stop)(p.handle);
@@ -205,7 +211,7 @@ pub(crate) fn serve(env: &Env, process: &Arc<Process>) {
     }
     for loan in process.output.loans() {
         if let Some(fd) = loan.take() {
-            if POLLS.with(|p| p.borrow().len()) >= MAX_LENT {
+            if POLLS.with(|p| p.borrow().len()) >= MAX_LENT || process.output.disk_behind() {
                 loan.give_back(fd);
             } else {
                 start(env, uv, process, loan, fd);

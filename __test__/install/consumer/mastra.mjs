@@ -81,8 +81,9 @@ await check('a persistent sandbox runs its supervisor from the installed package
   const again = await second.processes.get(p.pid)
   assert.ok(await eventually(() => again.stdout.includes('from-the-supervisor')), again.stdout)
   const supervisor = second.supervisorPid
+  // Its script is the last argument (Node's options come before it).
   const cmdline = fs.readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0')
-  assertProvenance({ resolved: [cmdline[1]] })
+  assertProvenance({ resolved: [cmdline[cmdline.length - 2]] })
   await second._stop()
   assert.ok(await eventually(() => !alive(Number(p.pid)) && !alive(supervisor)), 'stop() ended the supervisor and its process')
 })
