@@ -122,6 +122,45 @@ pub fn unlinkat(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<(), i32> 
 }
 
 /// The names in a directory (without `.` and `..`) and their `d_type`.
+/// The entries of directory `dir` but `.` and `..`, with their `d_type`, read from its start.
+/// On Linux with `getdents64` on the descriptor itself: a seek and one call per 32 KiB of
+/// entries, where the directory stream cost four calls more per directory (a duplicate, two
+/// `fcntl`, a rewind, a close) across a walk's thousands of directories.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn entries(dir: &OwnedFd) -> Result<Vec<(CString, u8)>, i32> {
+    let fd = dir.as_raw_fd();
+    retry(|| unsafe { libc::lseek(fd, 0, libc::SEEK_SET) })?;
+    // 8-aligned, as the kernel writes `linux_dirent64` records.
+    let mut buf = vec![0u64; 4096];
+    let mut out = Vec::new();
+    loop {
+        // SAFETY: the kernel writes at most `len` bytes into `buf`.
+        let n = retry(|| unsafe {
+            libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len() * std::mem::size_of::<u64>())
+        })? as usize;
+        if n == 0 {
+            return Ok(out);
+        }
+        // SAFETY: the first `n` bytes of `buf` were written by the kernel just now.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
+        let mut at = 0;
+        // Each record: inode (8), offset (8), its length (2), d_type (1), the NUL-terminated name.
+        while at < n {
+            let len = bytes.get(at + 16..at + 18).map_or(0, |l| u16::from_ne_bytes([l[0], l[1]]) as usize);
+            let Some(rec) = bytes.get(at..at + len).filter(|_| len > 19) else {
+                return Err(libc::EIO);
+            };
+            let name = &rec[19..];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if name != b"." && name != b".." {
+                out.push((CString::new(name).map_err(|_| libc::EIO)?, rec[18]));
+            }
+            at += len;
+        }
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
 pub fn entries(dir: &OwnedFd) -> Result<Vec<(CString, u8)>, i32> {
     // fdopendir takes the descriptor it is given, and a duplicate shares the file offset, so
     // the stream is rewound before reading.
