@@ -189,6 +189,8 @@ describe('the output of a persistent sandbox in shared memory', () => {
     c.send({ t: 'shared', pid: Number(pid) })
     await nextOf(c, (m) => m.kind === 'ring')
     assert.equal(ringsOf(sb.supervisorPid), 1)
+    // Its text is decoded only by a process's decoder: anything else is refused, nothing read.
+    for (const bad of [{}, null, new binding.LogPattern('x', ''), ring]) assert.throws(() => ring.readText(0, 1e9, 1 << 20, bad), /NativeOutputDecoder/)
     c.socket.destroy()
     ring.close()
     assert.ok(await eventually(() => ringsOf(sb.supervisorPid) === 0), 'the ring is let go while the process runs on')
