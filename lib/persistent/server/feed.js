@@ -21,9 +21,9 @@
 // (shared-output.js): the client maps the ring (the native log's output mirrored in a sealed
 // memfd) and says so; once everything before the ring's first record was sent as bytes, the
 // client is told where to start (`ring`), then woken with the last sequence number it may read
-// (`wake`), one wake-up at a time, each answered by a `read` that moves its position, and so its
-// hold in the ring (half the ring, 4 MiB at least, rather than half the log), as credit would.
-// The same stall rule applies: one that does not answer is not waited for.
+// (`wake`), up to WAKES_AHEAD at a time, each answered by a `read` that moves its position and
+// so its hold in the ring (half the ring, 4 MiB at least, rather than half the log), as credit
+// would. The same stall rule applies: one that does not answer is not waited for.
 
 const protocol = require('../wire/protocol')
 const { logEvents } = require('../../process/observe')
