@@ -13,7 +13,16 @@ export async function launchChromium() {
     throw new Error(`the web view's browser tests need Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`)
   }
   const { chromium } = require('playwright-core')
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+  // A browser that closes while it starts (seen once in a full CI run on 2 busy vCPUs, before any
+  // page: "Target page, context or browser has been closed") is started again, twice at most;
+  // any other failure, or a third, is the test's.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    } catch (e) {
+      if (attempt === 3 || !/has been closed/.test(String(e && e.message))) throw e
+    }
+  }
 }
 
 /**
