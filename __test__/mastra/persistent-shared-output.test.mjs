@@ -168,7 +168,7 @@ describe('the output of a persistent sandbox in shared memory', () => {
     assert.equal(refused.t, 'refused')
     assert.match(refused.message, /past the \d+ it was told of/)
     ring.close()
-    assert.throws(() => ring.read(0, 1, 1), /closed/)
+    assert.throws(() => ring.readText(0, 1, 1, new binding.NativeOutputDecoder()), /closed/)
 
     // Neither took anything from the sandbox or its other clients.
     const echo = await sb.processes.spawn('echo served')
@@ -211,9 +211,9 @@ describe('the output of a persistent sandbox in shared memory', () => {
         // Slow to answer (less than the stall rule's second): the process waits for it.
         await new Promise((resolve) => setTimeout(resolve, 400))
         assert.equal((await sb.processes.list()).find((p) => p.pid === h.pid).running, true)
-        const r = ring.read(pos, Number.MAX_SAFE_INTEGER, 64 * 1024 * 1024)
+        const r = ring.readText(pos, Number.MAX_SAFE_INTEGER, 64 * 1024 * 1024, new binding.NativeOutputDecoder())
         assert.equal(r.truncated, false)
-        ahead = r.data.length
+        ahead = r.bytes
       },
     })
     // The log (1 MiB) would have held it at half its size; the ring (4 MiB) lets it run to half its own.
@@ -242,9 +242,9 @@ describe('the output of a persistent sandbox in shared memory', () => {
     assert.equal(bytes, 64 * 1024 * 1024)
     // Reading at last, it finds the ring overtaken: it reads from the oldest output kept, whole
     // records, and learns it lost some.
-    const read = ring.read(0, Number.MAX_SAFE_INTEGER, 1 << 20)
+    const read = ring.readText(0, Number.MAX_SAFE_INTEGER, 1 << 20, new binding.NativeOutputDecoder())
     assert.equal(read.truncated, true)
-    assert.ok(read.data.length > 0 && read.data.every((b) => b === 0))
+    assert.ok(read.bytes > 0 && read.chunks.every((c) => /^\0+$/.test(c.text)))
     ring.close()
     c.socket.destroy()
   })
@@ -277,6 +277,8 @@ async function nextOf(c, pred) {
  * ring is offered, then from the ring at each wake-up, answering each; until the exit.
  */
 async function readAsClient(c, pid, { firstWake } = {}) {
+  // One decoder for the bytes and the ring, as the client's inbox has.
+  const decoder = new binding.NativeOutputDecoder()
   const parts = []
   let ring
   let pos
@@ -285,7 +287,7 @@ async function readAsClient(c, pid, { firstWake } = {}) {
   for (;;) {
     const m = await c.next()
     assert.notEqual(m, 'closed')
-    if (m.t === 'out' && String(m.pid) === String(pid)) parts.push(m.data)
+    if (m.t === 'out' && String(m.pid) === String(pid)) for (const t of decoder.write(m.stream, m.data)) parts.push(t.text)
     if (m.t !== 'event' || String(m.pid) !== String(pid)) continue
     if (m.kind === 'share') {
       ring = binding.openSharedOutput(c.greeting.sandbox.sharedOutput, m.token)
@@ -297,17 +299,18 @@ async function readAsClient(c, pid, { firstWake } = {}) {
       if (firstWake) await firstWake(ring, pos)
       firstWake = undefined
       for (;;) {
-        const r = ring.read(pos, m.upTo, 1 << 20)
+        const r = ring.readText(pos, m.upTo, 1 << 20, decoder)
         assert.equal(r.truncated, false)
         pos = r.pos
-        if (r.runs.length === 0) break
-        parts.push(Buffer.from(r.data))
-        fromRing += r.data.length
+        if (r.bytes === 0) break
+        for (const t of r.chunks) parts.push(t.text)
+        fromRing += r.bytes
       }
       c.send({ t: 'read', pid: Number(pid), seq: m.upTo })
     } else if (m.kind === 'exit') {
       ring?.close()
-      return { text: Buffer.concat(parts).toString(), fromRing, rings }
+      for (const t of decoder.end()) parts.push(t.text)
+      return { text: parts.join(''), fromRing, rings }
     }
   }
 }

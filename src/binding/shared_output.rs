@@ -10,8 +10,7 @@ use crate::binding::output_decoder::NativeOutputDecoder;
 use crate::binding::process::NativeChunk;
 use crate::core::output::shared_read::{Mapping, RingBroken, RingReader};
 use crate::core::persistent::fdpass::{self, FdServer, Token};
-use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
-use napi::{sys, Env};
+use napi::Env;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -76,69 +75,6 @@ pub struct NativeSharedOutput {
     mapping: Mutex<Option<Mapping>>,
 }
 
-/// A Buffer made and filled here (see `NativeSharedOutput::read`), handed to JS as it is.
-pub struct FilledBuffer(sys::napi_value);
-
-impl TypeName for FilledBuffer {
-    fn type_name() -> &'static str {
-        "Buffer"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
-
-impl ToNapiValue for FilledBuffer {
-    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        Ok(val.0)
-    }
-}
-
-/// A Buffer of `len` bytes made by napi for a read to copy into.
-struct NewBuffer {
-    value: sys::napi_value,
-    data: *mut u8,
-    len: usize,
-}
-
-impl NewBuffer {
-    fn make(env: &Env, len: usize) -> Result<NewBuffer, RingBroken> {
-        let mut value = std::ptr::null_mut();
-        let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: napi allocates `len` bytes at `data`; the read writes all of them.
-        let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
-        if status != sys::Status::napi_ok {
-            return Err(RingBroken(format!("no Buffer of {len} bytes could be made")));
-        }
-        Ok(NewBuffer { value, data: data.cast(), len })
-    }
-}
-
-impl AsMut<[u8]> for NewBuffer {
-    fn as_mut(&mut self) -> &mut [u8] {
-        if self.len == 0 {
-            return &mut [];
-        }
-        // SAFETY: the Buffer's memory, `len` bytes, alive while its value is (this call's scope).
-        unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }
-    }
-}
-
-/// What a read of the ring found.
-#[napi(object, object_from_js = false)]
-pub struct NativeSharedRead {
-    /// The bytes of every run, one after the other.
-    #[napi(ts_type = "Buffer")]
-    pub data: FilledBuffer,
-    /// The runs, as pairs: the stream (0 = stdout, 1 = stderr), then its number of bytes.
-    pub runs: Vec<u32>,
-    /// The position to read from next.
-    pub pos: f64,
-    /// Output this reader had not read was overwritten: the read goes on from the oldest kept.
-    pub truncated: bool,
-}
-
 /// What a read of the ring as text found.
 #[napi(object, object_from_js = false)]
 pub struct NativeSharedText {
@@ -181,22 +117,9 @@ impl NativeSharedOutput {
     }
 
     /// Output from position `pos`, of sequence numbers up to `until`, about `maxBytes` of it,
-    /// copied once, from the mapping straight into the Buffer JS gets.
-    #[napi]
-    pub fn read(&self, env: &Env, pos: f64, until: f64, max_bytes: f64) -> napi::Result<NativeSharedRead> {
-        let (pos, until) = (arg(env, "pos", pos)?, arg(env, "until", until)?);
-        let max = arg(env, "maxBytes", max_bytes)? as usize;
-        let (data, plan) = self.with(|r| r.read_into(pos, until, max, |n| NewBuffer::make(env, n)))?;
-        Ok(NativeSharedRead {
-            data: FilledBuffer(data.value),
-            runs: plan.runs.iter().flat_map(|&(stream, len)| [stream, len as u32]).collect(),
-            pos: plan.pos as f64,
-            truncated: plan.truncated,
-        })
-    }
-
-    /// As `read`, decoded by `decoder` (the process's, which decoded what came before as bytes):
-    /// the text of the runs, in pieces of at most 64 KiB, as a local process's listeners get it.
+    /// copied once from the mapping and decoded by `decoder` (the process's, which decoded what
+    /// came before as bytes): the text of the runs, in pieces of at most 64 KiB, as a local
+    /// process's listeners get it.
     #[napi]
     pub fn read_text(
         &self,
@@ -208,7 +131,7 @@ impl NativeSharedOutput {
     ) -> napi::Result<NativeSharedText> {
         let (pos, until) = (arg(env, "pos", pos)?, arg(env, "until", until)?);
         let max = arg(env, "maxBytes", max_bytes)? as usize;
-        let (data, plan) = self.with(|r| r.read_into(pos, until, max, |n| Ok(vec![0u8; n])))?;
+        let (data, plan) = self.with(|r| r.read_into(pos, until, max))?;
         let bytes = data.len() as f64;
         Ok(NativeSharedText {
             chunks: decoder.decode_runs(bytes::Bytes::from(data), &plan.runs),

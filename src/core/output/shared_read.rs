@@ -16,7 +16,8 @@ fn overtaken() -> RingBroken {
     RingBroken(format!("a ring whose writer overtook the reader {OVERTAKEN_MAX} times in one read"))
 }
 
-/// One run of a read: consecutive bytes of one stream.
+/// One run of a read: consecutive bytes of one stream (the tests' view of a read).
+#[cfg(test)]
 #[derive(Debug, PartialEq, Eq)]
 pub struct RingRun {
     pub stream: u32,
@@ -24,6 +25,7 @@ pub struct RingRun {
 }
 
 /// What a read found.
+#[cfg(test)]
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct RingRead {
     pub runs: Vec<RingRun>,
@@ -159,9 +161,10 @@ impl RingReader {
     }
 
     /// Records from position `pos` whose sequence number is at most `until`, about `max_bytes`
-    /// of them (at least one record when there is one).
+    /// of them (at least one record when there is one), run by run.
+    #[cfg(test)]
     pub fn read(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingRead, RingBroken> {
-        let (data, plan) = self.read_into(pos, until, max_bytes, |n| Ok(vec![0u8; n]))?;
+        let (data, plan) = self.read_into(pos, until, max_bytes)?;
         let mut runs = Vec::with_capacity(plan.runs.len());
         let mut at = 0;
         for &(stream, len) in &plan.runs {
@@ -171,20 +174,14 @@ impl RingReader {
         Ok(RingRead { runs, pos: plan.pos, truncated: plan.truncated })
     }
 
-    /// The bytes of a read, copied once into memory `alloc` makes of the size asked (a JS
-    /// Buffer, say), with the plan that says their runs and where the next read starts. A copy
-    /// the writer overtook is dropped and the read made again from the oldest record kept.
-    pub fn read_into<B: AsMut<[u8]>>(
-        &self,
-        mut pos: u64,
-        until: u64,
-        max_bytes: usize,
-        mut alloc: impl FnMut(usize) -> Result<B, RingBroken>,
-    ) -> Result<(B, RingPlan), RingBroken> {
+    /// The bytes of a read, copied once, with the plan that says their runs and where the next
+    /// read starts. A copy the writer overtook is dropped and the read made again from the
+    /// oldest record kept.
+    pub fn read_into(&self, mut pos: u64, until: u64, max_bytes: usize) -> Result<(Vec<u8>, RingPlan), RingBroken> {
         for _ in 0..OVERTAKEN_MAX {
             let plan = self.plan(pos, until, max_bytes)?;
-            let mut out = alloc(plan.total)?;
-            if self.fill(&plan, out.as_mut()) {
+            let mut out = vec![0u8; plan.total];
+            if self.fill(&plan, &mut out) {
                 return Ok((out, plan));
             }
             pos = plan.start;
