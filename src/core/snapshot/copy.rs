@@ -147,7 +147,7 @@ impl<'a> Shared<'a> {
     /// enough for its timestamps to show any later one.
     pub(super) fn note(&self, rel: &Path, st: &libc::stat, stored: u64) {
         if let Some((entries, before)) = &self.record {
-            if record::ctime_ns(st) < *before && record::mtime_ns(st) < *before {
+            if record::settled(st, *before) {
                 let key = rel.as_os_str().as_bytes().to_vec();
                 entries.lock().unwrap_or_else(|e| e.into_inner()).push((key, Entry::of(st, stored)));
             }

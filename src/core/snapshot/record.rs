@@ -36,6 +36,12 @@ pub(super) struct Entry {
     pub stored: u64,
 }
 
+/// Whether a file's last change, as `st` tells it, lies before `before` (ns, the filesystem's
+/// clock): only then can a record vouch for its state (see `SETTLED_NS`).
+pub(super) fn settled(st: &libc::stat, before: i64) -> bool {
+    ctime_ns(st) < before && mtime_ns(st) < before
+}
+
 #[allow(clippy::unnecessary_cast)] // time_t and long differ in width across platforms
 pub(super) fn mtime_ns(st: &libc::stat) -> i64 {
     (st.st_mtime as i64).saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as i64)

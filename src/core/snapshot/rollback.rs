@@ -90,6 +90,25 @@ fn learn(checkpoints: &Path, name: &str, id: (u64, u64), learned: record::Entrie
     let _ = record::write(checkpoints, name, &header, &entries.into_iter().collect());
 }
 
+/// The working files a restore found to hold their checkpoint file's bytes, for the record
+/// (see `learn`). Only those: a file the restore copies is a new inode whose times are those of
+/// the checkpoint's file, not a state a record could vouch for, and noting it would only make
+/// every restore that copies rewrite the record.
+struct Learning {
+    found: std::sync::Mutex<record::Entries>,
+    /// The time (ns) before which a file's last change must lie (see `record::SETTLED_NS`).
+    before: i64,
+}
+
+impl Learning {
+    fn note(&self, rel: &Path, st: &libc::stat, stored: u64) {
+        if record::settled(st, self.before) {
+            let key = rel.as_os_str().as_bytes().to_vec();
+            self.found.lock().unwrap_or_else(|e| e.into_inner()).push((key, Entry::of(st, stored)));
+        }
+    }
+}
+
 /// One regular file of the checkpoint, and whether the working directory has an entry of that
 /// name.
 struct FileJob {
@@ -110,12 +129,12 @@ fn in_place(
     let wfd = sys::openat(libc::AT_FDCWD, &cstring(workdir)?, libc::O_RDONLY | libc::O_DIRECTORY, 0)
         .map_err(|e| Fail::new(e, "open", workdir))?;
     let wfd = Arc::new(wfd);
-    let mut shared = Shared::new(ckpt, workdir);
-    if learns {
+    let shared = Shared::new(ckpt, workdir);
+    let learning = learns.then(|| {
         // The clock of the files' times, and the margin a record needs (`record::SETTLED_NS`).
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
-        shared.record = Some((std::sync::Mutex::new(Vec::new()), now - record::SETTLED_NS));
-    }
+        Learning { found: std::sync::Mutex::new(Vec::new()), before: now - record::SETTLED_NS }
+    });
     let mut dirs: Vec<DirMeta> = Vec::new();
     let mut removed = 0u64;
     // The walk reads two trees and copies little: both are read ahead of it (see `prefetch`).
@@ -124,7 +143,7 @@ fn in_place(
         on_threads(
             &shared,
             threads,
-            |f: FileJob, buf| restore_file(&shared, known, &f, buf),
+            |f: FileJob, buf| restore_file(&shared, known, learning.as_ref(), &f, buf),
             |tx| walk(&shared, Arc::new(cfd), cst, wfd.clone(), tx, &mut dirs, &mut removed),
         )
     });
@@ -138,7 +157,7 @@ fn in_place(
     let mut report = shared.finish(dirs.len() as u64)?;
     report.removed = removed;
     report.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let learned = shared.record.map(|(m, _)| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let learned = learning.map(|l| l.found.into_inner().unwrap_or_else(|e| e.into_inner()));
     Ok((report, learned.unwrap_or_default()))
 }
 
@@ -344,7 +363,13 @@ fn replace(
 /// already (the record vouches for it, or it agrees with the checkpoint's file on size, mode and
 /// mtime and holds the same bytes, as a file an earlier restore copied back does), else copied
 /// whole.
-fn restore_file(shared: &Shared, known: Option<&Known>, f: &FileJob, buf: &mut Vec<u8>) -> Result<(), Fail> {
+fn restore_file(
+    shared: &Shared,
+    known: Option<&Known>,
+    learning: Option<&Learning>,
+    f: &FileJob,
+    buf: &mut Vec<u8>,
+) -> Result<(), Fail> {
     let job = &f.job;
     let (cdir, wdir) = (job.src_dir.as_raw_fd(), job.dst_dir.as_raw_fd());
     let ours = match f.present.then(|| sys::lstatat(wdir, &job.name)) {
@@ -359,9 +384,9 @@ fn restore_file(shared: &Shared, known: Option<&Known>, f: &FileJob, buf: &mut V
             || sys::lstatat(cdir, &job.name).is_ok_and(|theirs| {
                 let same = compare::same_outside(&st, &theirs)
                     && compare::same_content((wdir, &job.name, &st), (cdir, &job.name, &theirs), buf).unwrap_or(false);
-                if same {
+                if let Some(l) = learning.filter(|_| same) {
                     #[allow(clippy::unnecessary_cast)]
-                    shared.note(&job.rel, &st, theirs.st_ino as u64);
+                    l.note(&job.rel, &st, theirs.st_ino as u64);
                 }
                 same
             });
