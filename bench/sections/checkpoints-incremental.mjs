@@ -10,6 +10,12 @@
 //   against `start()` of a sandbox whose working directory is missing (restored into an empty
 //   directory, as in the restore table).
 //
+// Beside each pair, what the filesystem itself costs for the least such work could do, with
+// standard tools, top-level directories four at a time (as procvisor's own threads): linking
+// every file of the last capture into a new tree (`cp -al`: what any capture that shares files
+// by hard links must at least do, comparing nothing), and reading the state of every working
+// file (`find -printf`: what any restore in place must at least read to know what changed).
+//
 // The files a round's restore copied back are the next round's changes, so every capture copies
 // exactly 1%. A capture vouches only for files last changed two seconds or more before it (their
 // timestamps could not show a second change within the same tick), so each round waits that long
@@ -18,8 +24,20 @@
 
 import fs from 'node:fs'
 import path from 'node:path'
+import { execFile } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
 import { rotate } from '../lib/stats.mjs'
+
+const sh = (script, ...args) => promisify(execFile)('sh', ['-c', script, 'sh', ...args], { maxBuffer: 1 << 20 })
+
+/** Hard-links the tree at `from` into a new directory `to`, its top-level entries 4 at a time. */
+const linkTree = (from, to) =>
+  sh('mkdir "$2" && find "$1" -mindepth 1 -maxdepth 1 -print0 | xargs -0 -P4 -I{} cp -al {} "$2"/', from, to)
+
+/** Reads the size and times of every entry under `root`, its top-level entries 4 at a time. */
+const statTree = (root) =>
+  sh('find "$1" -mindepth 1 -maxdepth 1 -print0 | xargs -0 -P4 -I{} find {} -printf "%s %T@ %C@\\n" > /dev/null', root)
 
 const now = () => performance.now()
 const SETTLE_MS = 2300
@@ -66,16 +84,17 @@ function ownDiskBytes(checkpoints, name) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 /**
- * @returns { rounds, files, changed, capture: { incremental: [], full: [] }, restore: { inPlace: [], full: [] },
+ * @returns { rounds, files, changed, capture: { incremental: [], full: [], linkFloor: [] }, restore: { inPlace: [], full: [], statFloor: [] },
  *   disk: { incremental: [], full: [] }, newBytes: { capture: [], restore: [] } } (seconds, bytes; one entry per round)
  */
 export async function incrementalSection({ NativeLocalSandbox, tree, base, rounds, cold, dropCaches, measure, problems, log }) {
   const cps = path.join(base, 'incremental')
   const fullCps = path.join(base, 'full-capture')
   const out = path.join(base, 'restored')
+  const linked = path.join(base, 'linked')
   const files = smallFiles(tree)
   const sb = new NativeLocalSandbox({ workingDirectory: tree, checkpointsDirectory: cps })
-  const res = { rounds, files: files.length, changed: 0, capture: { incremental: [], full: [] }, restore: { inPlace: [], full: [] }, disk: { incremental: [], full: [] }, newBytes: { capture: [], restore: [] } }
+  const res = { rounds, files: files.length, changed: 0, capture: { incremental: [], full: [], linkFloor: [] }, restore: { inPlace: [], full: [], statFloor: [] }, disk: { incremental: [], full: [] }, newBytes: { capture: [], restore: [] } }
   // The previous capture every incremental one starts from, of a settled tree.
   await sleep(SETTLE_MS)
   await sb.checkpoints.capture('round-0')
@@ -104,8 +123,16 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
         res.capture.full.push(secs)
         log(`  capture round ${round}  full (nothing to share)                   ${secs.toFixed(3).padStart(7)} s, ${(r.newBytes / 1e6).toFixed(1)} MB written`)
       },
+      async () => {
+        fs.rmSync(linked, { recursive: true, force: true })
+        await dropCaches(cold, tree)
+        const { secs } = await timed(() => linkTree(path.join(cps, `round-${round - 1}`), linked))
+        res.capture.linkFloor.push(secs)
+        log(`  capture round ${round}  floor: cp -al of the last capture, 4 at once ${secs.toFixed(3).padStart(7)} s`)
+      },
     ]
     for (const c of rotate(captures, round)) await c()
+    fs.rmSync(linked, { recursive: true, force: true })
     res.disk.incremental.push(ownDiskBytes(cps, name))
     res.disk.full.push(ownDiskBytes(fullCps, 'full'))
     fs.rmSync(fullCps, { recursive: true, force: true })
@@ -129,6 +156,12 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
         await into._stop()
         res.restore.full.push(secs)
         log(`  restore round ${round}  full (start() into an empty directory)    ${secs.toFixed(3).padStart(7)} s`)
+      },
+      async () => {
+        await dropCaches(cold, tree)
+        const { secs } = await timed(() => statTree(tree))
+        res.restore.statFloor.push(secs)
+        log(`  restore round ${round}  floor: find -printf of the working tree, 4 at once ${secs.toFixed(3).padStart(7)} s`)
       },
     ]
     for (const c of rotate(restores, round)) await c()
