@@ -49,6 +49,8 @@ export interface CheckpointRestored {
   bytes: number
   /** Bytes written: only files that differed from the checkpoint were copied. */
   newBytes: number
+  /** Files left as they were, already the checkpoint's; `files - unchanged` were copied back. */
+  unchanged: number
   /** Entries the working directory had and the checkpoint does not, removed (a directory counts once). */
   removed: number
 }

@@ -183,7 +183,7 @@ class SandboxCheckpoints {
     const cp = this._checkpointing
     const r = await cp.turn(() => binding.restoreCheckpointInPlace(cp.directory, name, cp.sandbox.workingDirectory))
     cp.note('restore', name, r)
-    return { name, files: r.files, bytes: r.bytes, newBytes: r.newBytes, removed: r.removed }
+    return { name, files: r.files, bytes: r.bytes, newBytes: r.newBytes, unchanged: r.unchanged, removed: r.removed }
   }
 }
 

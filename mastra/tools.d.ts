@@ -1,5 +1,6 @@
 /**
- * `createProcessTools`: Mastra tools that give an agent the sandbox's processes and terminals.
+ * `createProcessTools`: Mastra tools that give an agent the sandbox's processes, terminals and
+ * checkpoints.
  * Re-exported by `procvisor/mastra` (index.d.ts).
  * @module
  */
@@ -68,6 +69,23 @@ export interface ProcessToolShapes {
   terminal_write: { input: { terminalId: string; input: string; waitForText?: string; timeoutMs?: number }; output: TerminalScreenResult }
   terminal_read: { input: { terminalId: string }; output: TerminalScreenResult }
   terminal_close: { input: { terminalId: string }; output: { terminalId: string; closed: boolean; exitCode: number } }
+  checkpoint_capture: { input: { name?: string }; output: CheckpointResult }
+  checkpoint_list: { input: Record<string, never>; output: { checkpoints: CheckpointResult[] } }
+  checkpoint_restore: {
+    input: { name: string }
+    output: { name: string; files: number; unchanged: number; restored: number; removed: number; bytesWritten: number }
+  }
+  checkpoint_delete: { input: { name: string }; output: { name: string; deleted: boolean } }
+}
+
+/** A checkpoint as the checkpoint tools return it (`createdAt` an ISO 8601 string). */
+export interface CheckpointResult {
+  name: string
+  createdAt: string
+  files: number
+  bytes: number
+  /** Bytes its capture wrote (what was not shared with the last checkpoint); absent when unknown. */
+  newBytes?: number
 }
 
 /**
@@ -97,6 +115,14 @@ export type ProcessTools<P extends string = 'mastra_workspace'> = {
  * - `mastra_workspace_terminal_open` `{ command?, cols?, rows?, cwd? }`, `…_terminal_write`
  *   `{ terminalId, input, waitForText?, timeoutMs? }`, `…_terminal_read` `{ terminalId }`:
  *   {@link TerminalScreenResult}; `…_terminal_close` `{ terminalId }`.
+ *
+ * - `mastra_workspace_checkpoint_capture` `{ name? }`: {@link CheckpointResult}, the working
+ *   directory saved (files unchanged since the last checkpoint shared with it); `…_checkpoint_list`:
+ *   `{ checkpoints }`, oldest first; `…_checkpoint_restore` `{ name }`: the working directory rolled
+ *   back in place (`restored` files written back, `removed` entries taken away, the `unchanged`
+ *   rest untouched; running processes are left alone); `…_checkpoint_delete` `{ name }`. These are
+ *   `sandbox.checkpoints` (index.d.ts), so a person's `procvisor checkpoint` sees what the agent
+ *   saved.
  *
  * `input` is text with named keys in braces: `{Enter}`, `{Tab}`, `{Escape}`, `{Backspace}`,
  * `{Delete}`, `{Up}`, `{Down}`, `{Left}`, `{Right}`, `{Home}`, `{End}`, `{PageUp}`,

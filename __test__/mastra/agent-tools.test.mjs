@@ -111,6 +111,44 @@ describeBackends('an agent with the process tools', ['native', 'persistent'], { 
     assert.match(badPort.value.message, /port: .*expected number/)
   })
 
+  it('checkpoints the working directory, breaks it, rolls it back in place, and deletes the checkpoint', async () => {
+    const workspace = await workspaceOf(each)
+    const wd = workspace.sandbox.workingDirectory
+    fs.mkdirSync(path.join(wd, 'src'))
+    fs.writeFileSync(path.join(wd, 'a.txt'), 'one\n')
+    fs.writeFileSync(path.join(wd, 'src', 'b.txt'), 'two\n')
+    const { results } = await run(workspace, [
+      () => ({ tool: T('checkpoint_capture'), input: { name: 'before-refactor' } }),
+      () => ({ tool: T('execute_command'), input: { command: 'echo broken > a.txt && rm src/b.txt && mkdir junk && echo x > junk/new.txt' } }),
+      () => ({ tool: T('checkpoint_list'), input: {} }),
+      () => ({ tool: T('checkpoint_restore'), input: { name: 'before-refactor' } }),
+      () => ({ tool: T('checkpoint_restore'), input: { name: 'nope' } }),
+      () => ({ tool: T('checkpoint_capture'), input: {} }),
+      () => ({ tool: T('checkpoint_delete'), input: { name: 'before-refactor' } }),
+      () => ({ tool: T('checkpoint_list'), input: {} }),
+      () => ({ text: 'done' }),
+    ])
+    const [captured, , listed, restored, unknown, unnamed, deleted, after] = results
+    assert.equal(captured.error, false, JSON.stringify(captured.value))
+    assert.deepEqual([captured.value.name, captured.value.files, captured.value.bytes], ['before-refactor', 2, 8])
+    assert.equal(captured.value.newBytes, 8, 'a first capture writes every byte')
+    assert.equal(new Date(captured.value.createdAt).toISOString(), captured.value.createdAt)
+    assert.deepEqual(listed.value.checkpoints.map((c) => [c.name, c.files]), [['before-refactor', 2]])
+    // a.txt changed and src/b.txt gone: both written back; junk/ (with its file) removed once.
+    assert.deepEqual(restored.value, { name: 'before-refactor', files: 2, unchanged: 0, restored: 2, removed: 1, bytesWritten: 8 })
+    assert.equal(fs.readFileSync(path.join(wd, 'a.txt'), 'utf8'), 'one\n')
+    assert.equal(fs.readFileSync(path.join(wd, 'src', 'b.txt'), 'utf8'), 'two\n')
+    assert.deepEqual(fs.readdirSync(wd).sort(), ['a.txt', 'src'])
+    assert.equal(unknown.error, true)
+    assert.doesNotMatch(String(unknown.value), /\n\s+at /)
+    assert.match(unknown.value, /no checkpoint named "nope".*checkpoint_list lists the checkpoints there are/)
+    // Unnamed: a name from the time; unchanged files shared with the last capture, nothing new written.
+    assert.match(unnamed.value.name, /^\S+$/)
+    assert.deepEqual([unnamed.value.files, unnamed.value.newBytes], [2, 0])
+    assert.deepEqual(deleted.value, { name: 'before-refactor', deleted: true })
+    assert.deepEqual(after.value.checkpoints.map((c) => c.name), [unnamed.value.name])
+  })
+
   it('drives a shell on a terminal: types an expression and reads the answer; Ctrl-C stops a sleep and the shell lives on', async () => {
     const workspace = await workspaceOf(each)
     let id

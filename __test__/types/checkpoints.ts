@@ -19,8 +19,9 @@ export async function sandboxCheckpoints(): Promise<void> {
   const all: CheckpointListed[] = await checkpoints.list()
   const known: number | undefined = all[0]?.newBytes
   const back: CheckpointRestored = await checkpoints.restore(made.name)
+  const copiedBack: number = back.files - back.unchanged
   const removed: number = back.removed
   await checkpoints.delete(unnamed).catch((e: unknown) => e instanceof SandboxSnapshotError && e.osCode === 'ENOENT')
   const shared: number | undefined = sb.lastCheckpoint?.unchanged
-  void [written, when, known, removed, shared]
+  void [written, when, known, copiedBack, removed, shared]
 }

@@ -25,7 +25,8 @@ export async function processTools(): Promise<void> {
   const tools = createProcessTools(workspace, { maxLogBytes: 8192, quietMs: 200 })
   const id: 'mastra_workspace_read_logs' = tools.mastra_workspace_read_logs.id
   const write = tools.mastra_workspace_terminal_write
-  void [id, write, createProcessTools(workspace.sandbox as NativeLocalSandbox)]
+  const restored = await tools.mastra_workspace_checkpoint_restore.execute?.({ name: 'before' }, {} as never)
+  void [id, write, restored, createProcessTools(workspace.sandbox as NativeLocalSandbox)]
 }
 
 export async function agentWithProcessTools(): Promise<void> {

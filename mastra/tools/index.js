@@ -1,10 +1,12 @@
 'use strict'
 // createProcessTools: Mastra tools, made with the application's own `createTool` and zod, that
-// give an agent the sandbox's processes and terminals (process-tools.js, terminal-tools.js).
+// give an agent the sandbox's processes, terminals and checkpoints (process-tools.js,
+// terminal-tools.js, checkpoint-tools.js).
 
 const { failure, sandboxOf, toolOptions } = require('./common.js')
 const { processTools } = require('./process-tools.js')
 const { terminalTools } = require('./terminal-tools.js')
+const { checkpointTools } = require('./checkpoint-tools.js')
 
 /**
  * Builds `createProcessTools` over one copy of Mastra: its `createTool` (@mastra/core/tools), its
@@ -37,7 +39,7 @@ function defineProcessTools({ createTool, z, prefix }) {
       })
     const ctx = { z, tool, options: o }
     const tools = {}
-    for (const t of [...processTools(ctx), ...terminalTools(ctx)]) tools[t.id] = t
+    for (const t of [...processTools(ctx), ...terminalTools(ctx), ...checkpointTools(ctx)]) tools[t.id] = t
     return tools
   }
 }
