@@ -20,6 +20,8 @@ export interface CheckpointCaptured {
    * directory are shared with it (hard links), and a sparse file's holes are not written.
    */
   newBytes: number
+  /** Files shared with the last capture of the same working directory instead of copied. */
+  unchanged: number
 }
 
 /** One checkpoint of {@link SandboxCheckpoints.list}. */

@@ -40,12 +40,28 @@ function checked(args) {
   }
 }
 
+/**
+ * The checkpoints of a running sandbox as this command and `procvisor web` use them: the native
+ * copier on the places its supervisor gave (`placesOf`), the processes left running.
+ */
+function checkpointsAt(s) {
+  const cps = s.checkpointsDirectory
+  return {
+    directory: cps,
+    list: () => binding.listCheckpoints(cps),
+    capture: (name = generatedName()) => binding.captureCheckpoint(s.workingDirectory, cps, name, s.id).then((r) => ({ name, ...r })),
+    restore: (name) => binding.restoreCheckpointInPlace(cps, name, s.workingDirectory),
+    delete: (name) => binding.deleteCheckpoint(cps, name),
+  }
+}
+
 async function checkpoint(args, io) {
   checked(args)
   const s = await placesOf(args.sandbox)
   const cps = s.checkpointsDirectory
+  const at = checkpointsAt(s)
   if (args.action === 'ls') {
-    const listed = (await binding.listCheckpoints(cps)).map((c) => ({ ...c, createdAt: new Date(c.createdMs).toISOString() }))
+    const listed = (await at.list()).map((c) => ({ ...c, createdAt: new Date(c.createdMs).toISOString() }))
     if (args.json) {
       const rows = listed.map(({ name, createdAt, files, bytes, newBytes }) => ({ name, createdAt, files, bytes, newBytes: newBytes ?? null }))
       io.out.write(`${JSON.stringify(rows, null, 2)}\n`)
@@ -56,19 +72,18 @@ async function checkpoint(args, io) {
       io.out.write(table(['NAME', 'CREATED', 'FILES', 'BYTES', 'WRITTEN'], rows))
     }
   } else if (args.action === 'capture') {
-    const name = args.name ?? generatedName()
-    const r = await binding.captureCheckpoint(s.workingDirectory, cps, name, s.id)
-    io.out.write(`captured checkpoint ${name}: ${r.files} files, ${r.bytes} bytes, ${r.newBytes} bytes written (${r.unchanged} files shared with the last capture)\n`)
+    const r = await at.capture(args.name)
+    io.out.write(`captured checkpoint ${r.name}: ${r.files} files, ${r.bytes} bytes, ${r.newBytes} bytes written (${r.unchanged} files shared with the last capture)\n`)
   } else if (args.action === 'restore') {
-    const r = await binding.restoreCheckpointInPlace(cps, args.name, s.workingDirectory)
+    const r = await at.restore(args.name)
     io.out.write(
       `restored checkpoint ${args.name} into ${s.workingDirectory}: ${r.files - r.unchanged} of ${r.files} files copied (${r.newBytes} bytes), ${r.removed} entries removed\n`,
     )
   } else {
-    await binding.deleteCheckpoint(cps, args.name)
+    await at.delete(args.name)
     io.out.write(`deleted checkpoint ${args.name}\n`)
   }
   return 0
 }
 
-module.exports = { checkpoint }
+module.exports = { checkpoint, checkpointsAt, placesOf }

@@ -7,6 +7,9 @@ const { startServer } = require('../web/server')
 const { processRow, stop } = require('./commands')
 const { destroy } = require('./destroy')
 const { CliError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
+const { checkpointsAt, placesOf } = require('./checkpoint')
+const { withCheckpoints } = require('../web/sources')
+const { listed } = require('../web/checkpoints')
 
 /** The web view's catalog: every sandbox that answers on its socket, and its processes. */
 const persistentCatalog = {
@@ -33,6 +36,8 @@ const persistentCatalog = {
           // A sandbox stopping while it is listed: said on the page, the others still shown.
           group.error = e.message
         }
+        const cps = s.checkpointsDirectory
+        if (cps) await withCheckpoints(group, () => listed(cps, () => checkpointsAt(s).list()))
         groups.push(group)
       }
       return groups
@@ -70,6 +75,21 @@ const persistentCatalog = {
       if (e instanceof CliError) return false
       throw e
     }
+  },
+  /** A checkpoint button: what `procvisor checkpoint capture|restore|rm` does. */
+  async checkpointAction(key, action, name) {
+    let s
+    try {
+      s = await placesOf(key)
+    } catch (e) {
+      if (e instanceof CliError) return false
+      throw e
+    }
+    const at = checkpointsAt(s)
+    if (action === 'capture') return at.capture(name)
+    if (action === 'restore') return at.restore(name)
+    await at.delete(name)
+    return { name }
   },
   async open(key, ref) {
     let conn

@@ -1,9 +1,13 @@
 'use strict'
-// The index's buttons: POST /api/p/<group>/<ref>/kill|restart and POST /api/g/<group>/stop|destroy,
+// The index's buttons: POST /api/p/<group>/<ref>/kill|restart, POST /api/g/<group>/stop|destroy
+// and POST /api/g/<group>/checkpoint (`{ "action": "capture" | "restore" | "delete", "name": … }`),
 // each a JSON body (`{ "signal": "SIGTERM" }` for a kill). server.js has already asked for the
 // token and for a request of this server's own pages; a change is asked for more: a POST must
 // prove it came from a page of this server (its Origin, or Sec-Fetch-Site: same-origin), and carry
 // the token in the cookie only, since a token in a URL is one a person may have pasted elsewhere.
+
+const { request } = require('./checkpoints')
+const { bytesText } = require('./metrics')
 
 const SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'])
 const MAX_BODY = 1024
@@ -43,7 +47,7 @@ function parse(pathname) {
   const parts = pathname.split('/')
   try {
     if (parts.length === 6 && parts[2] === 'p' && ['kill', 'restart'].includes(parts[5])) return { key: decodeURIComponent(parts[3]), ref: decodeURIComponent(parts[4]), action: parts[5] }
-    if (parts.length === 5 && parts[2] === 'g' && ['stop', 'destroy'].includes(parts[4])) return { key: decodeURIComponent(parts[3]), action: parts[4] }
+    if (parts.length === 5 && parts[2] === 'g' && ['stop', 'destroy', 'checkpoint'].includes(parts[4])) return { key: decodeURIComponent(parts[3]), action: parts[4] }
   } catch {
     return null
   }
@@ -63,6 +67,7 @@ async function handlePost(req, res, url, { catalog, guard, headers }) {
   } catch (e) {
     return json(res, e.status ?? 400, { error: e.status ? e.message : 'the body is not JSON' }, headers)
   }
+  if (r.action === 'checkpoint') return checkpointPost(res, r.key, body, { catalog, headers })
   const signal = body && body.signal !== undefined ? body.signal : 'SIGTERM'
   if (r.action === 'kill' && !SIGNALS.has(signal)) return json(res, 400, { error: `no such signal: ${String(signal)}` }, headers)
   try {
@@ -71,6 +76,23 @@ async function handlePost(req, res, url, { catalog, guard, headers }) {
     return json(res, 200, { ok: true }, headers)
   } catch (e) {
     return json(res, 409, { error: e && e.message ? e.message : String(e) }, headers)
+  }
+}
+
+/** A checkpoint button: `{ action: 'capture' | 'restore' | 'delete', name? }`; answers with what it did. */
+async function checkpointPost(res, key, body, { catalog, headers }) {
+  const asked = request(body)
+  if (asked.refused) return json(res, 400, { error: asked.refused }, headers)
+  if (typeof catalog.checkpointAction !== 'function') return json(res, 404, { error: 'no checkpoints here' }, headers)
+  try {
+    const done = await catalog.checkpointAction(key, asked.action, asked.name)
+    if (!done) return json(res, 404, { error: 'no such sandbox' }, headers)
+    const { name, files, bytes, newBytes, unchanged, removed } = done
+    const written = typeof newBytes === 'number' ? bytesText(newBytes) : undefined
+    return json(res, 200, { ok: true, result: { name: name ?? asked.name, files, bytes, newBytes, written, unchanged, removed } }, headers)
+  } catch (e) {
+    // A bad name, an unknown checkpoint, a full disk: the typed error's sentence, for the page to show.
+    return json(res, e && e.osCode === 'ENOENT' ? 404 : 409, { error: e && e.message ? e.message : String(e), code: e && e.code }, headers)
   }
 }
 

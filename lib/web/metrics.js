@@ -137,7 +137,15 @@ function groupModel(g, rows) {
     totals: [cpu === undefined ? '' : `CPU ${percentText(cpu)}`, mem === undefined ? '' : `memory ${bytesText(mem)}`].filter(Boolean).join(' · '),
     canStop: g.canStop === true,
     canDestroy: g.canDestroy === true,
+    // null: the group has no checkpoints (a ProcessManager); else its list, oldest first.
+    checkpoints: Array.isArray(g.checkpoints) ? g.checkpoints.map(checkpointModel) : null,
+    checkpointsError: g.checkpointsError ?? null,
   }
+}
+
+/** A checkpoint of a group as the index draws it (lib/web/checkpoints.js lists them). */
+function checkpointModel(c) {
+  return { name: c.name, createdAt: c.createdAt, files: c.files, size: bytesText(c.bytes), written: c.newBytes === null ? '' : bytesText(c.newBytes) }
 }
 
 module.exports = { Sampler, bytesText, percentText, stateWord, rowModel, groupModel }

@@ -76,6 +76,34 @@ const CONFIRM = `<dialog id="confirm" aria-labelledby="confirm-text">
 </dialog>
 <p id="notice" role="status"></p>`
 
+/** A checkpoint's row; assets/index.js draws the same when the list changes. */
+function checkpointRow(c) {
+  return `<tr class="checkpoint" data-name="${escape(c.name)}">
+<td class="name">${escape(c.name)}</td>
+<td class="created" data-at="${escape(c.createdAt)}" title="${escape(new Date(c.createdAt).toISOString())}"></td>
+<td class="files">${escape(c.files)}</td>
+<td class="size">${escape(c.size)}</td>
+<td class="written">${escape(c.written)}</td>
+<td class="actions"><button type="button" class="act" data-act="checkpoint-restore">Restore</button><button type="button" class="act" data-act="checkpoint-delete">Delete</button></td>
+</tr>`
+}
+
+/** A sandbox's checkpoints: a name to capture under, and each checkpoint to restore or delete. */
+function checkpointsBlock(m) {
+  const list = m.checkpoints ?? []
+  return `<div class="checkpoints"${m.checkpoints === null ? ' hidden' : ''}>
+<h3>checkpoints <input type="text" class="checkpoint-name" placeholder="name (optional)" aria-label="checkpoint name" spellcheck="false" maxlength="255"> <button type="button" class="act" data-act="checkpoint-capture">Capture</button></h3>
+<p class="error checkpoints-error"${m.checkpointsError ? '' : ' hidden'}>${escape(m.checkpointsError ?? '')}</p>
+<p class="empty checkpoints-empty"${list.length === 0 ? '' : ' hidden'}>no checkpoints</p>
+<table class="checkpoints"${list.length === 0 ? ' hidden' : ''}>
+<thead><tr><th>NAME</th><th>CREATED</th><th>FILES</th><th>SIZE</th><th>WRITTEN</th><th></th></tr></thead>
+<tbody>
+${list.map(checkpointRow).join('\n')}
+</tbody>
+</table>
+</div>`
+}
+
 /** The index: every group and its processes, each a link to a page of its own, kept live by assets/index.js. */
 function indexPage(groups) {
   const sections = groups.map((g) => {
@@ -87,12 +115,13 @@ function indexPage(groups) {
 <p class="detail">${escape(m.detail)} <span class="expires" data-expires="${escape(m.expiresAt ?? '')}"></span> <span class="totals"></span></p>
 <p class="error"${g.error ? '' : ' hidden'}>${escape(g.error ?? '')}</p>
 <p class="empty"${!g.error && g.processes.length === 0 ? '' : ' hidden'}>no processes</p>
-<table${g.processes.length === 0 ? ' hidden' : ''}>
+<table class="processes"${g.processes.length === 0 ? ' hidden' : ''}>
 ${HEAD}
 <tbody>
 ${rows}
 </tbody>
 </table>
+${checkpointsBlock(m)}
 </section>`
   })
   const none = `<p class="empty" id="none"${groups.length === 0 ? '' : ' hidden'}>nothing to show: no sandbox is running</p>`

@@ -11,6 +11,9 @@
 // group (createTerminal, sandbox.terminals), `pty` that a process runs on a pseudo-terminal: only
 // those two are offered as a terminal to type in.
 
+const { binding } = require('../native/native')
+const { listed } = require('./checkpoints')
+
 /** A shell command as given, or the argv joined. */
 function commandText(argv, command) {
   if (typeof command === 'string') return command
@@ -130,6 +133,19 @@ function sandboxGroup(sandbox, key) {
     },
     canStop: typeof sandbox.stop === 'function',
     canDestroy: typeof sandbox.destroy === 'function',
+    /** Its named checkpoints (sandbox.checkpoints), whether it runs or not. */
+    async checkpoints() {
+      const dir = sandbox.checkpoints?._checkpointing?.directory
+      return dir ? listed(dir, () => binding.listCheckpoints(dir)) : undefined
+    },
+    /** A checkpoint button: through sandbox.checkpoints, so it takes its turn with the app's own captures. */
+    async checkpointAct(action, name) {
+      const cps = sandbox.checkpoints
+      if (action === 'capture') return cps.capture(name)
+      if (action === 'restore') return cps.restore(name)
+      await cps.delete(name)
+      return { name }
+    },
     async act(ref, action, signal) {
       const target = (await terminalOf(ref)) ?? (await peek(ref))?.nativeHandle
       if (!target) return false
@@ -167,6 +183,7 @@ function appCatalog({ managers = [], sandboxes = [] }) {
           // A closed manager or a stopped sandbox: said on the page, the others still shown.
           entry.error = e && e.message ? e.message : String(e)
         }
+        if (g.checkpoints) await withCheckpoints(entry, () => g.checkpoints())
         out.push(entry)
       }
       return out
@@ -185,7 +202,23 @@ function appCatalog({ managers = [], sandboxes = [] }) {
       const g = byKey.get(key)
       return g && g.groupAct ? g.groupAct(action) : false
     },
+    /** A checkpoint button of a sandbox: what it did, or false when there is no sandbox of that key. */
+    async checkpointAction(key, action, name) {
+      const g = byKey.get(key)
+      return g && g.checkpointAct ? g.checkpointAct(action, name) : false
+    },
   }
 }
 
-module.exports = { appCatalog, commandText }
+/** Adds a group's checkpoints to its `entry`; a listing that fails is said, the processes still shown. */
+async function withCheckpoints(entry, list) {
+  try {
+    const cps = await list()
+    if (cps) entry.checkpoints = cps
+  } catch (e) {
+    entry.checkpoints = []
+    entry.checkpointsError = e && e.message ? e.message : String(e)
+  }
+}
+
+module.exports = { appCatalog, commandText, withCheckpoints }

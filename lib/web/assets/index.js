@@ -1,7 +1,8 @@
 // The index, live: one WebSocket (/ws/state) sends the groups and process rows that changed, and
 // this script draws them in place, so a page left open stays true without reloads. Uptimes and
 // lifetimes count down here between messages. The buttons POST to /api/ (controls.js); a kill,
-// a stop and a destroy are asked about first in the page's <dialog>.
+// a stop, a destroy, a checkpoint's restore or deletion, and a capture over an existing
+// checkpoint are asked about first in the page's <dialog>.
 'use strict'
 ;(() => {
   const main = document.querySelector('main')
@@ -57,7 +58,7 @@
         td.className = cls
         tr.appendChild(td)
       }
-      section.querySelector('tbody').appendChild(tr)
+      section.querySelector('table.processes tbody').appendChild(tr)
     }
     tr.className = m.state
     tr.dataset.id = m.id
@@ -86,9 +87,12 @@
       section = document.createElement('section')
       section.className = 'group'
       section.dataset.key = m.key
-      section.innerHTML = '<h2><span class="title"></span> <span class="group-actions"></span></h2><p class="detail"><span class="text"></span> <span class="expires"></span> <span class="totals"></span></p><p class="error" hidden></p><p class="empty">no processes</p><table hidden><thead><tr><th>PID</th><th>NAME</th><th>STATE</th><th>RESTARTS</th><th>CPU</th><th>MEMORY</th><th>UPTIME</th><th>COMMAND</th><th></th></tr></thead><tbody></tbody></table>'
+      section.innerHTML =
+        '<h2><span class="title"></span> <span class="group-actions"></span></h2><p class="detail"><span class="text"></span> <span class="expires"></span> <span class="totals"></span></p><p class="error" hidden></p><p class="empty">no processes</p><table class="processes" hidden><thead><tr><th>PID</th><th>NAME</th><th>STATE</th><th>RESTARTS</th><th>CPU</th><th>MEMORY</th><th>UPTIME</th><th>COMMAND</th><th></th></tr></thead><tbody></tbody></table>' +
+        '<div class="checkpoints" hidden><h3>checkpoints <input type="text" class="checkpoint-name" placeholder="name (optional)" aria-label="checkpoint name" spellcheck="false" maxlength="255"> <button type="button" class="act" data-act="checkpoint-capture">Capture</button></h3><p class="error checkpoints-error" hidden></p><p class="empty checkpoints-empty">no checkpoints</p><table class="checkpoints" hidden><thead><tr><th>NAME</th><th>CREATED</th><th>FILES</th><th>SIZE</th><th>WRITTEN</th><th></th></tr></thead><tbody></tbody></table></div>'
       main.insertBefore(section, document.getElementById('none'))
     }
+    drawCheckpoints(section, m)
     const h2 = section.querySelector('h2')
     const actions = section.querySelector('.group-actions')
     h2.replaceChildren(m.title, ' ', actions)
@@ -105,12 +109,38 @@
     actions.replaceChildren(...acts)
   }
 
+  /** A sandbox's checkpoints, redrawn whole when its list changes (null: it has none to show). */
+  function drawCheckpoints(section, m) {
+    const box = section.querySelector('div.checkpoints')
+    box.hidden = m.checkpoints === null
+    const list = m.checkpoints ?? []
+    const error = box.querySelector('.checkpoints-error')
+    error.textContent = m.checkpointsError ?? ''
+    error.hidden = !m.checkpointsError
+    box.querySelector('.checkpoints-empty').hidden = list.length > 0
+    box.querySelector('table.checkpoints').hidden = list.length === 0
+    const rows = list.map((c) => {
+      const tr = document.createElement('tr')
+      tr.className = 'checkpoint'
+      tr.dataset.name = c.name
+      const td = (cls, text) => Object.assign(document.createElement('td'), { className: cls, textContent: text })
+      const created = td('created', '')
+      created.dataset.at = String(c.createdAt)
+      created.title = new Date(c.createdAt).toISOString()
+      const acts = td('actions', '')
+      acts.append(button('checkpoint-restore', 'Restore'), button('checkpoint-delete', 'Delete'))
+      tr.append(td('name', c.name), created, td('files', String(c.files)), td('size', c.size), td('written', c.written), acts)
+      return tr
+    })
+    box.querySelector('table.checkpoints tbody').replaceChildren(...rows)
+  }
+
   /** The empty-group notes and tables shown as the rows come and go. */
   function tidy() {
     const sections = document.querySelectorAll('section.group')
     for (const s of sections) {
-      const n = s.querySelectorAll('tbody tr').length
-      s.querySelector('table').hidden = n === 0
+      const n = s.querySelectorAll('table.processes tbody tr').length
+      s.querySelector('table.processes').hidden = n === 0
       s.querySelector('.empty').hidden = n > 0 || !s.querySelector('.error').hidden
     }
     document.getElementById('none').hidden = sections.length > 0
@@ -119,6 +149,7 @@
   function tickClocks() {
     const now = Date.now()
     for (const td of document.querySelectorAll('td.uptime')) td.textContent = td.dataset.started ? duration(now - Number(td.dataset.started)) : ''
+    for (const td of document.querySelectorAll('td.created')) td.textContent = td.dataset.at ? `${duration(now - Number(td.dataset.at))} ago` : ''
     for (const e of document.querySelectorAll('.expires')) {
       const at = Number(e.dataset.expires)
       e.textContent = e.dataset.expires === '' ? '' : at > now ? `· expires in ${duration(at - now)}` : '· expiring'
@@ -173,16 +204,60 @@
     })
   }
 
+  /** POSTs `body`; the answer's JSON when it was done, else null with the refusal shown. */
   async function post(path, body) {
     notice.textContent = ''
+    notice.className = ''
     const res = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
-    if (!res.ok) notice.textContent = `refused: ${(await res.json().catch(() => ({}))).error || res.status}`
+    const answer = await res.json().catch(() => ({}))
+    if (res.ok) return answer
+    notice.textContent = `refused: ${answer.error || res.status}`
+    return null
+  }
+
+  /** Says what a checkpoint button did, until the next action. */
+  function done(text) {
+    notice.textContent = text
+    notice.className = 'done'
+  }
+
+  /** A checkpoint button of sandbox `key`: capture (under the name typed, if any), restore, delete. */
+  async function checkpointButton(b, key) {
+    const path = `/api/g/${encodeURIComponent(key)}/checkpoint`
+    const box = b.closest('div.checkpoints')
+    if (b.dataset.act === 'checkpoint-capture') {
+      const input = box.querySelector('.checkpoint-name')
+      const name = input.value.trim()
+      const exists = name !== '' && [...box.querySelectorAll('tr.checkpoint')].some((tr) => tr.dataset.name === name)
+      if (exists && !(await confirmed(`Replace checkpoint ${name} of sandbox ${key} with the working directory as it is now?`, false))) return
+      b.disabled = true
+      try {
+        const a = await post(path, { action: 'capture', name: name === '' ? undefined : name })
+        if (a) {
+          input.value = ''
+          done(`captured ${a.result.name}: ${a.result.files} files, ${a.result.written} written (${a.result.unchanged} files shared with the last capture)`)
+        }
+      } finally {
+        b.disabled = false
+      }
+      return
+    }
+    const name = b.closest('tr.checkpoint').dataset.name
+    if (b.dataset.act === 'checkpoint-restore') {
+      if (!(await confirmed(`Roll the working directory of sandbox ${key} back to checkpoint ${name}? What changed since is lost; running processes are left alone.`, false))) return
+      const a = await post(path, { action: 'restore', name })
+      if (a) done(`restored ${name}: ${a.result.files - a.result.unchanged} of ${a.result.files} files written back, ${a.result.removed} entries removed`)
+    } else {
+      if (!(await confirmed(`Delete checkpoint ${name} of sandbox ${key}? Other checkpoints keep the files they share with it.`, false))) return
+      if (await post(path, { action: 'delete', name })) done(`deleted ${name}`)
+    }
   }
 
   document.addEventListener('click', async (e) => {
     const b = e.target.closest('button.act')
     if (!b) return
     const enc = encodeURIComponent
+    if (b.dataset.act.startsWith('checkpoint-')) return checkpointButton(b, b.closest('section.group').dataset.key)
     const tr = b.closest('tr')
     if (tr) {
       const what = `process ${cell(tr, 'pid').textContent} (${cell(tr, 'command').textContent.trim()})`
