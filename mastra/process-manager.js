@@ -161,7 +161,7 @@ function defineNativeProcessManager(SandboxProcessManager, { NativeProcessHandle
     _track(handle) {
       const tracked = this._tracked
       tracked.set(handle.pid, handle)
-      const prune = () => pruneExited(tracked.values(), (h) => h.exitCode !== undefined, (h) => tracked.delete(h.pid))
+      const prune = () => pruneExited(tracked.values(), (h) => h.exitCode !== undefined, (h) => tracked.delete(h.pid), tracked.size)
       handle._waitPromise.then(prune, () => {})
       return handle
     }

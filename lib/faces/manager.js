@@ -175,6 +175,7 @@ class ProcessManager {
       this._byPid.values(),
       (r) => r.handle.exitCode !== undefined,
       (r) => this._forget(r, 'mastra'),
+      this._byPid.size,
     )
     const exited = []
     for (const r of this._records.values()) {

@@ -90,10 +90,19 @@ class ProcessCore {
     }
   }
 
-  /** Mastra's exit code once the process has finished (exited, output drained); else undefined. */
+  /**
+   * Mastra's exit code once the process has finished (exited, output drained); else undefined.
+   * Kept once known for a process that is not a service (a service's `restart()` may run it
+   * again): the tables of exited processes ask each of theirs at every pass, up to 1,000 native
+   * state reads a pass otherwise.
+   */
   exitCode() {
+    if (this._finishedCode !== undefined) return this._finishedCode
     const st = this.native.state()
-    return st.finished ? mastraExitCode(st.finishedExit) : undefined
+    if (!st.finished) return undefined
+    const code = mastraExitCode(st.finishedExit)
+    if (!this.service) this._finishedCode = code
+    return code
   }
 
   timeoutNote() {

@@ -107,10 +107,13 @@ function processInfo({ pid, command, exitCode, name }) {
 const MAX_EXITED = 1000
 
 /**
- * Forgets the oldest exited entries beyond MAX_EXITED. `entries` iterates in start order;
- * `exited(entry)` says whether one has exited, `forget(entry)` drops it.
+ * Forgets the oldest exited entries beyond MAX_EXITED. `entries` (a Map's values, or any
+ * iterable with its `size` given) iterates in start order; `exited(entry)` says whether one has
+ * exited, `forget(entry)` drops it. A table of no more than MAX_EXITED entries holds no more
+ * exited ones either: it is not walked.
  */
-function pruneExited(entries, exited, forget) {
+function pruneExited(entries, exited, forget, size) {
+  if (size !== undefined && size <= MAX_EXITED) return
   const done = []
   for (const e of entries) if (exited(e)) done.push(e)
   for (const e of done.slice(0, Math.max(0, done.length - MAX_EXITED))) forget(e)
