@@ -108,8 +108,17 @@ pub fn capture(
     let target = checkpoints.join(name);
     let tmp = checkpoints.join(format!(".tmp-{name}-{}", random_hex()));
     let rec = Recording { base, record: true };
+    // Shared: captures read the working directory side by side; a restore in place waits.
+    let wd_lock = match root {
+        Some(root) => {
+            let path = swap::workdir_lock_path(checkpoints, root);
+            swap::Lock::shared(&path).map_err(|e| io_fail(e, "flock", &path).into_core(what()))?
+        }
+        None => None,
+    };
     let (mut report, entries) =
         copy_tree_recorded(workdir, &tmp, Dest::Create, threads, rec).map_err(|f| f.into_core(what()))?;
+    drop(wd_lock);
     let placed = (|| -> Result<Option<PathBuf>, Fail> {
         let made = std::fs::symlink_metadata(&tmp).map_err(|e| io_fail(e, "lstat", &tmp))?;
         let lock_file = swap::lock_path(checkpoints, name);

@@ -44,6 +44,21 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
             ));
         }
     }
+    // Missing: said before anything is made (the open below is what decides, under the lock).
+    if !std::fs::symlink_metadata(checkpoints.join(name)).is_ok_and(|m| m.is_dir()) {
+        return Err(not_found(checkpoints, name, what()));
+    }
+    std::fs::create_dir_all(workdir).map_err(|e| io_fail(e, "mkdir", workdir).into_core(what()))?;
+    let root = std::fs::metadata(workdir).map(|m| (m.dev(), m.ino())).ok();
+    // Exclusive, and before the checkpoint's own lock as a capture takes them: restores of one
+    // working directory from any process take turns (see `swap::workdir_lock_path`).
+    let wd_lock = match root {
+        Some(root) => {
+            let path = swap::workdir_lock_path(checkpoints, root);
+            swap::Lock::exclusive_where_possible(&path).map_err(|e| io_fail(e, "flock", &path).into_core(what()))?
+        }
+        None => None,
+    };
     let lock_file = swap::lock_path(checkpoints, name);
     let lock = match swap::Lock::shared(&lock_file) {
         Ok(lock) => lock,
@@ -56,10 +71,8 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
         Err(e) => return Err(Fail::new(e, "open", checkpoints.join(name)).into_core(what())),
     };
     let known = record::read_entries(&owner_file(checkpoints, name), id);
-    std::fs::create_dir_all(workdir).map_err(|e| io_fail(e, "mkdir", workdir).into_core(what()))?;
     // Files found to hold the checkpoint's bytes are learned only for the working directory the
     // record describes: the record is of its files.
-    let root = std::fs::metadata(workdir).map(|m| (m.dev(), m.ino())).ok();
     let learns = known.is_some() && record::read_header(&owner_file(checkpoints, name)).is_some_and(|h| h.root == root);
     let ckpt = checkpoints.join(name);
     let r = in_place(&ckpt, cfd, &cst, workdir, known.as_ref(), learns, threads).map_err(|f| f.into_core(what()));
@@ -68,6 +81,7 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
     if !learned.is_empty() {
         learn(checkpoints, name, id, learned);
     }
+    drop(wd_lock);
     Ok(report)
 }
 

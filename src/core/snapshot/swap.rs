@@ -14,6 +14,15 @@ pub(super) fn lock_path(checkpoints: &Path, name: &str) -> PathBuf {
     checkpoints.join(format!(".lock-{name}"))
 }
 
+/// The lock of the working directory `wd` (device, inode) among the checkpoints it is captured
+/// to: a restore in place holds it exclusively, a capture shared, so that two restores (a page's
+/// button and an agent's tool, from two processes) take turns instead of mixing two checkpoints,
+/// and no capture reads a working directory halfway through a restore. `@` is in no checkpoint
+/// name, so this is no checkpoint's lock. Taken before any checkpoint's lock, by all alike.
+pub(super) fn workdir_lock_path(checkpoints: &Path, wd: (u64, u64)) -> PathBuf {
+    checkpoints.join(format!(".lock@workdir-{}-{}", wd.0, wd.1))
+}
+
 /// A lock on one checkpoint name (`flock` on `.lock-<name>`): captures hold it exclusively to
 /// swap a copy in, restores hold it shared while they read. The file exists only while someone
 /// holds it. Whoever can hold it exclusively as they let go removes it, and whoever takes it
@@ -32,9 +41,18 @@ impl Lock {
     /// The shared lock, or none where this process can neither make the lock file nor find one
     /// (a read-only checkpoints directory, where none of its captures can run either).
     pub fn shared(path: &Path) -> std::io::Result<Option<Lock>> {
-        match Self::take(path, libc::LOCK_SH, true) {
+        Self::where_possible(path, libc::LOCK_SH)
+    }
+
+    /// The exclusive lock, or none where the lock file can be neither made nor found (as `shared`).
+    pub fn exclusive_where_possible(path: &Path) -> std::io::Result<Option<Lock>> {
+        Self::where_possible(path, libc::LOCK_EX)
+    }
+
+    fn where_possible(path: &Path, op: libc::c_int) -> std::io::Result<Option<Lock>> {
+        match Self::take(path, op, true) {
             Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EROFS | libc::EPERM)) => {
-                match Self::take(path, libc::LOCK_SH, false) {
+                match Self::take(path, op, false) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                     other => other.map(Some),
                 }

@@ -108,3 +108,46 @@ fn captures_at_once(tag: &str, settled: bool) {
     assert!(restores > 0);
     remove_tree(&base).unwrap();
 }
+
+/// Two restores in place of different checkpoints into one working directory, from two
+/// processes (a page's button and an agent's tool, say), run one after the other: the working
+/// directory ends as one of the two checkpoints, never a mix of both.
+#[test]
+fn restores_in_place_of_one_working_directory_take_turns() {
+    let base = tmp("restore-turns");
+    let (wd, cps) = (base.join("wd"), base.join(".checkpoints"));
+    let expected: Vec<u64> = ["one", "two"]
+        .iter()
+        .map(|who| {
+            let _ = remove_tree(&wd);
+            std::fs::create_dir_all(wd.join("sub")).unwrap();
+            for i in 0..300 {
+                std::fs::write(wd.join(format!("sub/f{i}")), format!("{who} {}", "x".repeat(i))).unwrap();
+            }
+            capture(&wd, &cps, who, None, 2).unwrap();
+            let full = base.join(format!("full-{who}"));
+            std::fs::create_dir(&full).unwrap();
+            restore(&cps.join(who), &full, 2).unwrap();
+            super::digest::digest(&full)
+        })
+        .collect();
+    for round in 0..6 {
+        let go = Arc::new(Barrier::new(2));
+        let both: Vec<_> = ["one", "two"]
+            .into_iter()
+            .map(|who| {
+                let (go, wd, cps) = (go.clone(), wd.clone(), cps.clone());
+                std::thread::spawn(move || {
+                    go.wait();
+                    restore_in_place(&cps, who, &wd, 2).unwrap()
+                })
+            })
+            .collect();
+        for t in both {
+            t.join().unwrap();
+        }
+        let now = super::digest::digest(&wd);
+        assert!(expected.contains(&now), "round {round}: the working directory mixes both checkpoints");
+    }
+    remove_tree(&base).unwrap();
+}
