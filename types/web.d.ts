@@ -59,7 +59,10 @@ export interface WebViewOptions {
   host?: string
   /** Managers whose processes and terminals the page shows. */
   managers?: ProcessManager[]
-  /** Sandboxes (`NativeLocalSandbox`) whose processes the page shows. */
+  /**
+   * Sandboxes (`NativeLocalSandbox`) whose processes the page shows, each with its named
+   * checkpoints (`sandbox.checkpoints`), which the page captures, restores and deletes.
+   */
   sandboxes?: WebViewSandbox[]
 }
 
@@ -77,7 +80,7 @@ export interface WebView {
 
 /**
  * Serves a page, on 127.0.0.1 by default, that lists `managers` and `sandboxes` and their
- * processes and terminals, shows each process's log live, and opens terminals with xterm.js
+ * processes, terminals and (for a sandbox) checkpoints, shows each process's log live, and opens terminals with xterm.js
  * (served from the package; no remote assets). Requests whose Host header is not this server's
  * loopback address, and WebSockets whose Origin is not its own, are refused (DNS rebinding).
  * Bad options: {@link InvalidProcessOptionError}.
