@@ -47,7 +47,6 @@ function checked(args) {
 function checkpointsAt(s) {
   const cps = s.checkpointsDirectory
   return {
-    directory: cps,
     list: () => binding.listCheckpoints(cps),
     capture: (name = generatedName()) => binding.captureCheckpoint(s.workingDirectory, cps, name, s.id).then((r) => ({ name, ...r })),
     restore: (name) => binding.restoreCheckpointInPlace(cps, name, s.workingDirectory),

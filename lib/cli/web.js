@@ -8,8 +8,7 @@ const { processRow, stop } = require('./commands')
 const { destroy } = require('./destroy')
 const { CliError, allSandboxes, openSandbox, processOf, terminalOf } = require('./sandboxes')
 const { checkpointsAt, placesOf } = require('./checkpoint')
-const { withCheckpoints } = require('../web/sources')
-const { listed } = require('../web/checkpoints')
+const { act, listed, withCheckpoints } = require('../web/checkpoints')
 
 /** The web view's catalog: every sandbox that answers on its socket, and its processes. */
 const persistentCatalog = {
@@ -85,11 +84,7 @@ const persistentCatalog = {
       if (e instanceof CliError) return false
       throw e
     }
-    const at = checkpointsAt(s)
-    if (action === 'capture') return at.capture(name)
-    if (action === 'restore') return at.restore(name)
-    await at.delete(name)
-    return { name }
+    return act(checkpointsAt(s), action, name)
   },
   async open(key, ref) {
     let conn

@@ -40,6 +40,31 @@ async function listed(dir, read) {
   return list
 }
 
+/**
+ * Adds a group's checkpoints, as `list()` gives them, to its catalog `entry`; a listing that
+ * fails is said on the page, the processes still shown.
+ */
+async function withCheckpoints(entry, list) {
+  try {
+    const cps = await list()
+    if (cps) entry.checkpoints = cps
+  } catch (e) {
+    entry.checkpoints = []
+    entry.checkpointsError = e && e.message ? e.message : String(e)
+  }
+}
+
+/**
+ * Does what a checkpoint button asked with `ops` (`sandbox.checkpoints`, or the CLI's operations
+ * on a persistent sandbox): what the capture or restore reported, or `{ name }` for a deletion.
+ */
+async function act(ops, action, name) {
+  if (action === 'capture') return ops.capture(name)
+  if (action === 'restore') return ops.restore(name)
+  await ops.delete(name)
+  return { name }
+}
+
 /** What a button asked of checkpoints, checked: `{ action, name }`, or a sentence saying why not. */
 function request(body) {
   const action = body && body.action
@@ -50,4 +75,4 @@ function request(body) {
   return { action, name }
 }
 
-module.exports = { listed, model, request }
+module.exports = { act, listed, request, withCheckpoints }

@@ -12,7 +12,7 @@
 // those two are offered as a terminal to type in.
 
 const { binding } = require('../native/native')
-const { listed } = require('./checkpoints')
+const { act, listed, withCheckpoints } = require('./checkpoints')
 
 /** A shell command as given, or the argv joined. */
 function commandText(argv, command) {
@@ -139,13 +139,7 @@ function sandboxGroup(sandbox, key) {
       return dir ? listed(dir, () => binding.listCheckpoints(dir)) : undefined
     },
     /** A checkpoint button: through sandbox.checkpoints, so it takes its turn with the app's own captures. */
-    async checkpointAct(action, name) {
-      const cps = sandbox.checkpoints
-      if (action === 'capture') return cps.capture(name)
-      if (action === 'restore') return cps.restore(name)
-      await cps.delete(name)
-      return { name }
-    },
+    checkpointAct: (action, name) => act(sandbox.checkpoints, action, name),
     async act(ref, action, signal) {
       const target = (await terminalOf(ref)) ?? (await peek(ref))?.nativeHandle
       if (!target) return false
@@ -210,15 +204,5 @@ function appCatalog({ managers = [], sandboxes = [] }) {
   }
 }
 
-/** Adds a group's checkpoints to its `entry`; a listing that fails is said, the processes still shown. */
-async function withCheckpoints(entry, list) {
-  try {
-    const cps = await list()
-    if (cps) entry.checkpoints = cps
-  } catch (e) {
-    entry.checkpoints = []
-    entry.checkpointsError = e && e.message ? e.message : String(e)
-  }
-}
 
-module.exports = { appCatalog, commandText, withCheckpoints }
+module.exports = { appCatalog, commandText }
