@@ -109,13 +109,7 @@ pub fn capture(
     let tmp = checkpoints.join(format!(".tmp-{name}-{}", random_hex()));
     let rec = Recording { base, record: true };
     // Shared: captures read the working directory side by side; a restore in place waits.
-    let wd_lock = match root {
-        Some(root) => {
-            let path = swap::workdir_lock_path(checkpoints, root);
-            swap::Lock::shared(&path).map_err(|e| io_fail(e, "flock", &path).into_core(what()))?
-        }
-        None => None,
-    };
+    let wd_lock = swap::lock_workdir(checkpoints, root, false).map_err(|f| f.into_core(what()))?;
     let (mut report, entries) =
         copy_tree_recorded(workdir, &tmp, Dest::Create, threads, rec).map_err(|f| f.into_core(what()))?;
     drop(wd_lock);

@@ -51,14 +51,8 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
     std::fs::create_dir_all(workdir).map_err(|e| io_fail(e, "mkdir", workdir).into_core(what()))?;
     let root = std::fs::metadata(workdir).map(|m| (m.dev(), m.ino())).ok();
     // Exclusive, and before the checkpoint's own lock as a capture takes them: restores of one
-    // working directory from any process take turns (see `swap::workdir_lock_path`).
-    let wd_lock = match root {
-        Some(root) => {
-            let path = swap::workdir_lock_path(checkpoints, root);
-            swap::Lock::exclusive_where_possible(&path).map_err(|e| io_fail(e, "flock", &path).into_core(what()))?
-        }
-        None => None,
-    };
+    // working directory from any process take turns (see `swap::lock_workdir`).
+    let wd_lock = swap::lock_workdir(checkpoints, root, true).map_err(|f| f.into_core(what()))?;
     let lock_file = swap::lock_path(checkpoints, name);
     let lock = match swap::Lock::shared(&lock_file) {
         Ok(lock) => lock,

@@ -19,8 +19,18 @@ pub(super) fn lock_path(checkpoints: &Path, name: &str) -> PathBuf {
 /// button and an agent's tool, from two processes) take turns instead of mixing two checkpoints,
 /// and no capture reads a working directory halfway through a restore. `@` is in no checkpoint
 /// name, so this is no checkpoint's lock. Taken before any checkpoint's lock, by all alike.
-pub(super) fn workdir_lock_path(checkpoints: &Path, wd: (u64, u64)) -> PathBuf {
+fn workdir_lock_path(checkpoints: &Path, wd: (u64, u64)) -> PathBuf {
     checkpoints.join(format!(".lock@workdir-{}-{}", wd.0, wd.1))
+}
+
+/// The lock of working directory `wd` (see `workdir_lock_path`), exclusive for a restore in
+/// place, shared for a capture; none for a working directory that could not be identified, or
+/// where the checkpoints directory takes no lock file (read-only: nothing is captured there).
+pub(super) fn lock_workdir(checkpoints: &Path, wd: Option<(u64, u64)>, exclusive: bool) -> Result<Option<Lock>, Fail> {
+    let Some(wd) = wd else { return Ok(None) };
+    let path = workdir_lock_path(checkpoints, wd);
+    let op = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
+    Lock::where_possible(&path, op).map_err(|e| Fail::new(e.raw_os_error().unwrap_or(libc::EIO), "flock", path))
 }
 
 /// A lock on one checkpoint name (`flock` on `.lock-<name>`): captures hold it exclusively to
@@ -42,11 +52,6 @@ impl Lock {
     /// (a read-only checkpoints directory, where none of its captures can run either).
     pub fn shared(path: &Path) -> std::io::Result<Option<Lock>> {
         Self::where_possible(path, libc::LOCK_SH)
-    }
-
-    /// The exclusive lock, or none where the lock file can be neither made nor found (as `shared`).
-    pub fn exclusive_where_possible(path: &Path) -> std::io::Result<Option<Lock>> {
-        Self::where_possible(path, libc::LOCK_EX)
     }
 
     fn where_possible(path: &Path, op: libc::c_int) -> std::io::Result<Option<Lock>> {
