@@ -62,6 +62,11 @@ pub(super) fn resolved(path: &Path) -> std::io::Result<PathBuf> {
 /// Refuses a checkpoints directory that is the working directory or inside it: a capture would
 /// copy the copy it is making into itself. Compared as absolute paths with links resolved.
 pub fn check_checkpoints_directory(workdir: &Path, checkpoints: &Path) -> CoreResult<()> {
+    checked_directories(workdir, checkpoints).map(drop)
+}
+
+/// `check_checkpoints_directory`, with both directories as it resolved them (`resolved`).
+pub(super) fn checked_directories(workdir: &Path, checkpoints: &Path) -> CoreResult<(PathBuf, PathBuf)> {
     let fail = |e: std::io::Error, p: &Path| {
         CoreError::invalid_option("checkpointsDirectory", format!("cannot resolve {}: {e}", p.display()))
     };
@@ -78,7 +83,7 @@ pub fn check_checkpoints_directory(workdir: &Path, checkpoints: &Path) -> CoreRe
             ),
         ));
     }
-    Ok(())
+    Ok((wd, cps))
 }
 
 /// Captures `workdir` as checkpoint `name` under `checkpoints`: a copy to `.tmp-<name>-<hex>`,
