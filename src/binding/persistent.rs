@@ -51,3 +51,12 @@ pub fn set_socket_send_buffer(fd: i32, bytes: u32) -> napi::Result<u32> {
 pub fn set_launch_stand_by(enabled: bool) {
     launcher::set_stand_by(enabled);
 }
+
+/// Whether this process's launches run on the JS thread that asks for them while none of its
+/// processes is live (off by default). A persistent sandbox's supervisor
+/// turns it on: its JS thread serves the socket and no caller waits on it, and a launch made
+/// there costs two wake-ups between threads less.
+#[napi]
+pub fn set_inline_launches(enabled: bool) {
+    launcher::set_inline(enabled);
+}

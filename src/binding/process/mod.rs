@@ -112,6 +112,14 @@ pub fn spawn_process<'env>(
             }
         }
     };
+    if launcher::inline_now() {
+        // On this thread, until the child's exec; a launch that panics rejects (its promise is
+        // dropped unsettled) and never unwinds into Node.
+        if let Ok(Some(run)) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(launch)) {
+            napi::bindgen_prelude::spawn(run);
+        }
+        return Ok(promise);
+    }
     match launcher::global().filter(|l| l.claim()) {
         // The call only queues, and no runtime worker waits for the child's exec. The job runs
         // in the launcher's own runtime, which reads and supervises the process to its end.

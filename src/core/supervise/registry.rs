@@ -70,6 +70,12 @@ pub fn retire_owned(owner: u64) -> usize {
     live(|m| m.owner() == owner).iter().filter(|m| m.retire()).count()
 }
 
+/// How many processes are live, counted up to `up_to`.
+pub fn live_up_to(up_to: usize) -> usize {
+    let t = table().lock().unwrap_or_else(|e| e.into_inner());
+    t.members.values().filter(|m| m.strong_count() > 0).take(up_to).count()
+}
+
 pub fn live_count() -> usize {
     live(|_| true).len()
 }
