@@ -28,7 +28,7 @@ const want = (s) => !only || only.has(s)
 
 const CONFIG = quick
   ? { rounds: 2, seqN: 40, parN: 80, heap: [{ gib: 0, n: 20 }, { gib: 2, n: 6 }], outRounds: 1, idleN: 100, idleRounds: 1, lagRounds: 1, lagProcs: 50, snapshot: { rounds: 2, small: 3000, big: 20 }, terminal: { rounds: 1, mib: 20, latN: 20 }, persistent: { rounds: 2, spawnN: 20, mib: 32 }, web: { rounds: 2, processes: 200 } }
-  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 }, persistent: { rounds: 5, spawnN: 100, mib: 256 }, web: { rounds: 5, processes: 200 } }
+  : { rounds: 4, seqN: 150, parN: 300, heap: [{ gib: 0, n: 150 }, { gib: 2, n: 40 }, { gib: 6, n: 30 }], outRounds: 4, idleN: 500, idleRounds: 1, lagRounds: 2, lagProcs: 50, snapshot: { rounds: 3, small: 16000, big: 160 }, terminal: { rounds: 3, mib: 100, latN: 50 }, persistent: { rounds: 5, spawnN: 500, mib: 256 }, web: { rounds: 5, processes: 200 } }
 
 function version(pkg) {
   try {
