@@ -114,3 +114,43 @@ fn refuses_a_file_a_missing_parent_made_of_a_file_and_bad_numbers() {
     assert!(options(&Value::Object(vec![("logKeep".into(), Value::Number(3.0))]), &d).is_err());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn files_an_earlier_process_left_under_the_same_id_are_replaced_not_read() {
+    let d = dir("earlier");
+    let files = options(
+        &Value::Object(vec![
+            ("logDirectory".into(), Value::String(d.display().to_string())),
+            ("logKeep".into(), Value::Number(3.0)),
+        ]),
+        Path::new("/"),
+    )
+    .unwrap()
+    .unwrap();
+    // What an earlier Node process's `t2` left: a current file and two rotated ones.
+    for name in ["t2.log", "t2.log.1", "t2.log.2"] {
+        std::fs::write(d.join(name), b"not this process's").unwrap();
+    }
+    let disk = DiskLog::new(files.clone(), "t2");
+    let mut log = OutputLog::new(4096, 10_000);
+    log.append(EventBody::Output(Stream::Stdout, Bytes::from_static(b"mine\n")));
+    disk.push(log.newest().unwrap());
+    written(&disk, 1);
+    let mut names: Vec<String> =
+        std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["t2.log"], "the earlier files are gone");
+    let read = disk.read_after(0, 10).expect("the event is on disk");
+    assert_eq!(read.events.len(), 1);
+
+    // A free name: the log starts there, and a process of another id is left alone.
+    std::fs::write(d.join("t9.log"), b"another id").unwrap();
+    let fresh = DiskLog::new(files, "t3");
+    let mut log = OutputLog::new(4096, 10_000);
+    log.append(EventBody::Output(Stream::Stdout, Bytes::from_static(b"three\n")));
+    fresh.push(log.newest().unwrap());
+    written(&fresh, 1);
+    assert_eq!(std::fs::read(d.join("t9.log")).unwrap(), b"another id");
+    assert!(std::fs::metadata(d.join("t3.log")).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(&d);
+}
