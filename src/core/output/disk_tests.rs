@@ -10,6 +10,16 @@ fn dir(tag: &str) -> PathBuf {
     d
 }
 
+/// The resolved options of a log directory `d` keeping `keep` files of `max_bytes` (the default without).
+fn log_files(d: &Path, max_bytes: Option<f64>, keep: f64) -> LogFiles {
+    let mut o =
+        vec![("logDirectory".into(), Value::String(d.display().to_string())), ("logKeep".into(), Value::Number(keep))];
+    if let Some(n) = max_bytes {
+        o.push(("logMaxBytes".into(), Value::Number(n)));
+    }
+    options(&Value::Object(o), Path::new("/")).unwrap().unwrap()
+}
+
 fn written(disk: &DiskLog, seq: u64) {
     let until = Instant::now() + Duration::from_secs(10);
     while disk.kept_lock().written < seq {
@@ -21,16 +31,7 @@ fn written(disk: &DiskLog, seq: u64) {
 #[test]
 fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file() {
     let d = dir("rotate");
-    let files = options(
-        &Value::Object(vec![
-            ("logDirectory".into(), Value::String(d.display().to_string())),
-            ("logMaxBytes".into(), Value::Number(8192.0)),
-            ("logKeep".into(), Value::Number(3.0)),
-        ]),
-        Path::new("/"),
-    )
-    .unwrap()
-    .unwrap();
+    let files = log_files(&d, Some(8192.0), 3.0);
     let disk = DiskLog::new(files, "t1");
     let mut log = OutputLog::new(4096, 10_000);
     for i in 0..1000u32 {
@@ -118,15 +119,7 @@ fn refuses_a_file_a_missing_parent_made_of_a_file_and_bad_numbers() {
 #[test]
 fn files_an_earlier_process_left_under_the_same_id_are_replaced_not_read() {
     let d = dir("earlier");
-    let files = options(
-        &Value::Object(vec![
-            ("logDirectory".into(), Value::String(d.display().to_string())),
-            ("logKeep".into(), Value::Number(3.0)),
-        ]),
-        Path::new("/"),
-    )
-    .unwrap()
-    .unwrap();
+    let files = log_files(&d, None, 3.0);
     // What an earlier Node process's `t2` left: a current file and two rotated ones.
     for name in ["t2.log", "t2.log.1", "t2.log.2"] {
         std::fs::write(d.join(name), b"not this process's").unwrap();
