@@ -429,8 +429,12 @@ fn restore_file(
         Some(Err(e)) => return Err(Fail::new(e, "lstat", shared.dst(&job.rel))),
     };
     if let Some(st) = ours {
-        let vouched =
-            known.get().entries.as_ref().and_then(|k| k.get(job.rel.as_os_str().as_bytes())).is_some_and(|e| e.matches(&st));
+        let vouched = known
+            .get()
+            .entries
+            .as_ref()
+            .and_then(|k| k.get(job.rel.as_os_str().as_bytes()))
+            .is_some_and(|e| e.matches(&st));
         // Whatever fails in the comparison, the copy that follows does again and reports.
         let same = vouched
             || sys::lstatat(cdir, &job.name).is_ok_and(|theirs| {
