@@ -71,7 +71,7 @@ fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file(
     assert_eq!(
         seen[0].body,
         EventBody::Output(
-            if (oldest - 1) % 3 == 0 { Stream::Stderr } else { Stream::Stdout },
+            if (oldest - 1).is_multiple_of(3) { Stream::Stderr } else { Stream::Stdout },
             Bytes::from(format!("line {:05}\n", oldest - 1))
         )
     );

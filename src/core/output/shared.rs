@@ -71,7 +71,7 @@ impl RingWriter {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn create(capacity: usize, first_seq: u64) -> io::Result<RingWriter> {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-        if capacity % 8 != 0 || capacity < 4096 {
+        if !capacity.is_multiple_of(8) || capacity < 4096 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "a ring's capacity is a multiple of 8, at least 4096",

@@ -140,7 +140,7 @@ impl RingReader {
     }
 
     fn check_span(&self, pos: u64, head: u64) -> Result<(), RingBroken> {
-        if pos > head || pos % 8 != 0 {
+        if pos > head || !pos.is_multiple_of(8) {
             return Err(RingBroken(format!("position {pos} is not a record of a ring whose head is {head}")));
         }
         Ok(())

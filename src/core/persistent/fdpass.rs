@@ -350,7 +350,7 @@ mod tests {
         // socket's timeout still makes recvmsg fail with EINTR.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = ignore as usize;
+            action.sa_sigaction = ignore as *const () as usize;
             action.sa_flags = libc::SA_RESTART;
             libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
         }

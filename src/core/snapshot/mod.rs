@@ -111,7 +111,7 @@ pub fn lifecycle_options(v: &Value) -> CoreResult<LifecycleOptions> {
         ));
     }
     let timeout_ms = match timeout_ms {
-        Some(ms) if ms == 0.0 => None,
+        Some(0.0) => None,
         None if persistent => Some(PERSISTENT_DEFAULT_TIMEOUT_MS),
         given => given,
     };

@@ -123,16 +123,14 @@ pub fn launch(
 }
 
 /// Reads a run's pipes into the process's output to their end.
-pub(super) fn reads(p: Arc<Process>, stdout: OwnedFd, stderr: Option<OwnedFd>) -> impl Future<Output = ()> + Send {
-    async move {
-        let err = async {
-            if let Some(fd) = stderr {
-                p.read_stream(fd, Stream::Stderr).await;
-            }
-        };
-        tokio::join!(p.read_stream(stdout, Stream::Stdout), err);
-        p.update(|s| s.outputs_done = true);
-    }
+pub(super) async fn reads(p: Arc<Process>, stdout: OwnedFd, stderr: Option<OwnedFd>) {
+    let err = async {
+        if let Some(fd) = stderr {
+            p.read_stream(fd, Stream::Stderr).await;
+        }
+    };
+    tokio::join!(p.read_stream(stdout, Stream::Stdout), err);
+    p.update(|s| s.outputs_done = true);
 }
 
 /// An empty cgroup for a launch to join.
