@@ -326,8 +326,26 @@ class ProcessManager {
   /** ProcessStatus of every terminal: running ones and the last 64 exited. */
   async listTerminals() {
     if (this._closed) return []
+    return this._statuses((r) => r.terminal)
+  }
+
+  /**
+   * The statuses of the listed records that `wanted` keeps. A process can end between the prune
+   * and the reading of its status (a Mastra handle's wait() resolves at its end, which the native
+   * state may see a moment later): the statuses read decide, so that no more than KEEP_EXITED
+   * exited ones are ever listed.
+   */
+  _statuses(wanted) {
     this._prune()
-    return [...this._records.values()].filter((r) => r.listed && r.terminal).map((r) => observe.status(r.core))
+    const rows = []
+    for (const r of this._records.values()) if (r.listed) rows.push([r, observe.status(r.core)])
+    const exited = rows.filter(([, s]) => s.state === 'exited')
+    if (exited.length > KEEP_EXITED) {
+      const endOf = (r) => r.endedAt ?? r.core.native.doneAtMs ?? Infinity
+      exited.sort(([a], [b]) => endOf(a) - endOf(b))
+      for (const [r] of exited.slice(0, exited.length - KEEP_EXITED)) this._forget(r, 'listed')
+    }
+    return rows.filter(([r]) => r.listed && wanted(r)).map(([, s]) => s)
   }
 
   _view(record) {
@@ -346,8 +364,7 @@ class ProcessManager {
   /** ProcessStatus of every tracked process: running ones and the last 64 exited. */
   async listProcesses() {
     if (this._closed) return []
-    this._prune()
-    return [...this._records.values()].filter((r) => r.listed).map((r) => observe.status(r.core))
+    return this._statuses(() => true)
   }
 
   /**
