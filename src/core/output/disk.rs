@@ -1,119 +1,34 @@
 //! The output log on disk: every event of a process also goes, in order, to `<dir>/<id>.log`,
 //! rotated by size to `<id>.log.1`, `.2`… (the oldest deleted past `keep` files), so that a
 //! cursor older than the memory ring still resumes (`disk_read`). The frames are
-//! `disk_frame`'s.
+//! `disk_frame`'s. Events that rotation would delete before they could be read are dropped
+//! unwritten (`push`; when, in `disk_writer`).
 //!
 //! Appending only queues the event (a clone of its `Bytes`, no copy), under the log's lock so
 //! that the queue keeps the log's order; one writer thread for every process does the file
 //! work, so neither the JS thread nor a runtime thread ever waits on the disk. The queue is
-//! bounded: past `SOFT_QUEUE_BYTES` the reader tasks wait (`behind`, as for a lagging consumer),
+//! bounded: a lazy one by its window, others as follows: past `SOFT_QUEUE_BYTES` the reader
+//! tasks wait (`behind`, as for a lagging consumer),
 //! and past `HARD_QUEUE_BYTES` (a pipe lent to the JS thread does not wait) disk logging of that
 //! process stops. A write error stops it too, reported once on stderr: the process and its
 //! in-memory output go on as without a log directory.
 
-use crate::core::error::{CoreError, CoreResult};
+use super::disk_writer::{self, writer};
 use crate::core::output::disk_frame;
 use crate::core::output::log::LogEvent;
-use crate::core::value::Value;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
-pub const DEFAULT_KEEP: usize = 5;
-/// Files smaller than this would rotate at nearly every chunk of a flood.
-const MIN_FILE_BYTES: u64 = 4096;
-const MAX_KEEP: usize = 10_000;
 /// Queued bytes past which the reader tasks wait for the writer.
 pub(super) const SOFT_QUEUE_BYTES: usize = 8 * 1024 * 1024;
 /// Queued bytes past which disk logging of the process gives up rather than grow without bound.
 const HARD_QUEUE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Where and how a manager's processes log to disk (the manager's `logDirectory`, `logMaxBytes`
-/// and `logKeep`), checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogFiles {
-    pub directory: PathBuf,
-    pub max_bytes: u64,
-    pub keep: usize,
-}
-
-/// The manager's log options from its options object, resolved against `base` (its working
-/// directory): `None` without `logDirectory`. The directory is created if missing and must
-/// take a new file, so that a bad one fails here rather than after processes ran.
-pub fn options(v: &Value, base: &Path) -> CoreResult<Option<LogFiles>> {
-    let dir = match v.get("logDirectory") {
-        Value::Undefined => {
-            for name in ["logMaxBytes", "logKeep"] {
-                if !v.get(name).is_absent() {
-                    return Err(CoreError::invalid_option(name, format!("{name} needs logDirectory")));
-                }
-            }
-            return Ok(None);
-        }
-        Value::String(s) if !s.is_empty() && !s.contains('\0') => base.join(s),
-        other => {
-            return Err(CoreError::invalid_option(
-                "logDirectory",
-                format!("logDirectory must be a non-empty path, got {}", other.describe()),
-            ))
-        }
-    };
-    let max_bytes =
-        whole("logMaxBytes", v.get("logMaxBytes"), MIN_FILE_BYTES, u64::MAX as f64)?.unwrap_or(DEFAULT_MAX_FILE_BYTES);
-    let keep = whole("logKeep", v.get("logKeep"), 1, MAX_KEEP as f64)?.map(|k| k as usize).unwrap_or(DEFAULT_KEEP);
-    let refuse = |why: String| CoreError::invalid_option("logDirectory", format!("{}: {why}", dir.display()));
-    std::fs::create_dir_all(&dir).map_err(|e| refuse(io_reason(&e)))?;
-    if !std::fs::metadata(&dir).map_err(|e| refuse(io_reason(&e)))?.is_dir() {
-        return Err(refuse("not a directory".into()));
-    }
-    // Asked by trying: permission bits say nothing for root or a read-only mount.
-    let probe = dir.join(format!(".procvisor-probe-{}", std::process::id()));
-    File::options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&probe)
-        .map_err(|e| refuse(format!("cannot create a file in it ({})", io_reason(&e))))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(Some(LogFiles { directory: dir, max_bytes, keep }))
-}
-
-/// The log options a launch request carries (`logFiles`: what `options` resolved, as the
-/// manager keeps them), read without touching the disk.
-pub fn resolved(v: &Value) -> CoreResult<Option<LogFiles>> {
-    let bad = || CoreError::invalid_option("logFiles", "must be the manager's resolved log options");
-    match v {
-        Value::Undefined | Value::Null => Ok(None),
-        Value::Object(_) => {
-            let Value::String(dir) = v.get("directory") else { return Err(bad()) };
-            let max_bytes =
-                whole("logMaxBytes", v.get("maxBytes"), MIN_FILE_BYTES, u64::MAX as f64)?.ok_or_else(bad)?;
-            let keep = whole("logKeep", v.get("keep"), 1, MAX_KEEP as f64)?.ok_or_else(bad)?;
-            Ok(Some(LogFiles { directory: PathBuf::from(dir), max_bytes, keep: keep as usize }))
-        }
-        _ => Err(bad()),
-    }
-}
-
-fn whole(name: &str, v: &Value, min: u64, max: f64) -> CoreResult<Option<u64>> {
-    match v {
-        Value::Undefined => Ok(None),
-        Value::Number(n) if n.fract() == 0.0 && *n >= min as f64 && *n <= max => Ok(Some(*n as u64)),
-        other => Err(CoreError::invalid_option(
-            name,
-            format!("{name} must be an integer from {min} to {max}, got {}", other.describe()),
-        )),
-    }
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    e.raw_os_error().map(crate::core::error::errno_name).unwrap_or_else(|| e.to_string())
-}
+pub use super::disk_options::{options, resolved, LogFiles, DEFAULT_KEEP, DEFAULT_MAX_FILE_BYTES};
 
 /// The disk side of one process's log, shared by its output (which queues and reads) and the
 /// writer thread.
@@ -136,8 +51,26 @@ pub(super) struct Queue {
     bytes: usize,
     /// Disk logging stopped (a write error or a writer far behind): nothing more is queued.
     pub(super) stopped: bool,
-    /// Handed to the writer thread and not yet taken up by it.
-    scheduled: bool,
+    /// Handed to the writer thread, which writes it now or at its next event's deadline.
+    pub(super) scheduled: bool,
+    /// While output may be left unwritten (see `push`): the output that makes an event's file
+    /// one that rotation deletes, `(keep + 1) × max_bytes`. None: everything is written.
+    lazy: Option<usize>,
+    /// Bytes of the queue counted in the writer's budget of held output (`disk_writer::hold`).
+    held: usize,
+    /// An event that is not output (the end, above all) waits: everything is written at once.
+    pub(super) urgent: bool,
+}
+
+impl Queue {
+    /// Gives back to the budget what this queue no longer holds.
+    fn settle_held(&mut self) {
+        let excess = self.held.saturating_sub(self.bytes);
+        if excess > 0 {
+            self.held -= excess;
+            disk_writer::release(excess);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -146,6 +79,8 @@ pub(super) struct Kept {
     pub(super) firsts: VecDeque<u64>,
     /// The newest sequence number written whole.
     pub(super) written: u64,
+    /// Bytes of frames written to the files, rotated away since or not.
+    pub(super) bytes_written: u64,
     /// The current file and its size, once opened.
     file: Option<(File, u64)>,
 }
@@ -173,11 +108,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl DiskLog {
     pub fn new(files: LogFiles, id: &str) -> Arc<DiskLog> {
         Arc::new(DiskLog {
-            files,
             id: id.to_string(),
-            queue: Mutex::default(),
+            queue: Mutex::new(Queue { lazy: disk_writer::lazy_window(&files), ..Queue::default() }),
             kept: Mutex::default(),
             drained: Notify::new(),
+            files,
         })
     }
 
@@ -209,7 +144,34 @@ impl DiskLog {
             }
             q.bytes += weight;
             q.events.push_back(ev.clone());
-            !std::mem::replace(&mut q.scheduled, true)
+            if q.lazy.is_some() {
+                // A frame that could fill half a file breaks the count below, and past the
+                // writer's budget the output is written as it comes: from then on, everything is.
+                if disk_frame::HEADER + weight > (self.files.max_bytes / 2) as usize || !disk_writer::hold(weight) {
+                    q.lazy = None;
+                } else {
+                    q.held += weight;
+                }
+            }
+            if let Some(window) = q.lazy {
+                // Files hold at most max_bytes each, and keep of them are kept: an event followed
+                // by (keep + 1) × max_bytes of output is in a file that rotation has deleted by
+                // the time that output is written. Such events are never written (a flood of 256
+                // MiB writes the last window of it, not all of it); a reader that asks for them
+                // is told it was truncated, as after a rotation.
+                while q.events.len() > 1 {
+                    let front = disk_frame::payload_len(&q.events[0].body);
+                    if q.bytes - front < window {
+                        break;
+                    }
+                    q.events.pop_front();
+                    q.bytes -= front;
+                }
+                q.settle_held();
+            }
+            let urgent = !matches!(ev.body, crate::core::output::log::EventBody::Output(..));
+            let woken = urgent && !std::mem::replace(&mut q.urgent, true);
+            !std::mem::replace(&mut q.scheduled, true) || woken
         };
         if schedule {
             writer().send(self.clone());
@@ -218,7 +180,9 @@ impl DiskLog {
 
     /// Whether the queue is long enough that the reader tasks should wait for the writer.
     pub(super) fn behind(&self) -> bool {
-        self.queue_lock().bytes > SOFT_QUEUE_BYTES
+        let q = self.queue_lock();
+        // A lazy queue is bounded by its window, and waits on purpose.
+        q.lazy.is_none() && q.bytes > SOFT_QUEUE_BYTES
     }
 
     /// Resolves once every event queued so far is in the files (or disk logging stopped): after
@@ -244,6 +208,12 @@ impl DiskLog {
         self.queue_lock().stopped
     }
 
+    /// Stops disk logging of this process, saying why once.
+    pub(super) fn stop_writing(&self, why: &str) {
+        let mut q = self.queue_lock();
+        self.stop(&mut q, why.into());
+    }
+
     fn stop(&self, q: &mut Queue, why: String) {
         if !q.stopped {
             q.stopped = true;
@@ -255,36 +225,51 @@ impl DiskLog {
         }
         q.events.clear();
         q.bytes = 0;
+        q.settle_held();
         q.scheduled = false;
+        q.urgent = false;
         self.drained.notify_waiters();
     }
 
-    /// The writer's part: writes what is queued, then gives the log back to the queue side.
-    fn write_queued(&self) {
+    /// The writer's part: writes what is due (everything, unless the log is lazy and nothing
+    /// urgent came: then what is older than `disk_writer::DELAY_MS`), then gives the log back
+    /// to the queue side. Returns when to come back (ms since the epoch) while events wait.
+    pub(super) fn write_due(&self) -> Option<u64> {
         loop {
             let batch: Vec<LogEvent> = {
                 let mut q = self.queue_lock();
                 if q.stopped || q.events.is_empty() {
                     q.scheduled = false;
-                    return;
+                    q.urgent = false;
+                    return None;
                 }
-                q.events.iter().take(64).cloned().collect()
+                let all = q.lazy.is_none() || q.urgent;
+                let now = disk_writer::now_ms();
+                let due = |e: &&LogEvent| all || disk_writer::is_due(e.at_ms, now);
+                let batch: Vec<LogEvent> = q.events.iter().take(64).take_while(due).cloned().collect();
+                if batch.is_empty() {
+                    return Some(q.events[0].at_ms.saturating_add(disk_writer::DELAY_MS));
+                }
+                batch
             };
             for ev in &batch {
                 if let Err(e) = self.write_one(ev) {
                     self.kept_lock().file = None;
                     let mut q = self.queue_lock();
                     self.stop(&mut q, e.to_string());
-                    return;
+                    return None;
                 }
             }
             {
+                // By sequence number: the queue side may have dropped some of these meanwhile.
+                let last = batch.last().map_or(0, |e| e.seq);
                 let mut q = self.queue_lock();
-                for _ in 0..batch.len() {
+                while q.events.front().is_some_and(|e| e.seq <= last) {
                     if let Some(ev) = q.events.pop_front() {
                         q.bytes -= disk_frame::payload_len(&ev.body);
                     }
                 }
+                q.settle_held();
             }
             self.drained.notify_waiters();
         }
@@ -329,6 +314,7 @@ impl DiskLog {
         write_both(file, &head, data.as_deref().unwrap_or(&[]))?;
         *size += frame_len as u64;
         k.written = ev.seq;
+        k.bytes_written += frame_len as u64;
         if matches!(ev.body, crate::core::output::log::EventBody::Exited(_)) {
             // Nothing follows the end: a finished process that is kept holds no descriptor.
             k.file = None;
@@ -362,33 +348,13 @@ impl DiskLog {
     }
 }
 
-/// The one writer thread, started at the first event any process logs to disk.
-struct Writer(Mutex<mpsc::Sender<Arc<DiskLog>>>);
-
-impl Writer {
-    fn send(&self, log: Arc<DiskLog>) {
-        let tx = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(mpsc::SendError(log)) = tx.send(log) {
-            let mut q = log.queue_lock();
-            log.stop(&mut q, "the writer thread is gone".into());
-        }
+impl Drop for DiskLog {
+    fn drop(&mut self) {
+        // Gone with output still held (its runtime shut down before the end was written).
+        let mut q = self.queue_lock();
+        q.bytes = 0;
+        q.settle_held();
     }
-}
-
-fn writer() -> &'static Writer {
-    static WRITER: OnceLock<Writer> = OnceLock::new();
-    WRITER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Arc<DiskLog>>();
-        let spawned = std::thread::Builder::new().name("procvisor-logs".into()).spawn(move || {
-            for log in rx {
-                log.write_queued();
-            }
-        });
-        // Without the thread the receiver is gone with the closure, and each log stops on its
-        // first send, reporting why.
-        drop(spawned);
-        Writer(Mutex::new(tx))
-    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Reading the log back from its files (`disk`), for a position the memory ring no longer
-//! holds. Every event is in a kept file (up to `written`) or still in the writer's queue, so a
-//! read goes on from the exact position asked for while the files still have it, and says
-//! `truncated` (starting at the oldest kept event) once they do not.
+//! holds. Every event is in a kept file (up to `written`) or still in the writer's queue, unless
+//! rotation would have deleted it anyway (then it was never written), so a read goes on from the
+//! exact position asked for while the files still have it, and says `truncated` (starting at the
+//! next event they have) once they do not.
 
 use crate::core::output::disk::DiskLog;
 use crate::core::output::disk_frame::{self, HEADER};
@@ -86,7 +87,13 @@ impl DiskLog {
             }
             let Some(ev) = disk_frame::event(&h, payload) else { break };
             if ev.seq != out.next + 1 {
-                break;
+                // Events a lazy log dropped (see `DiskLog::push`): the read goes on after them,
+                // truncated, when they are the first thing it meets; otherwise it ends there and
+                // the next read meets them first.
+                if !out.events.is_empty() {
+                    break;
+                }
+                out.truncated = true;
             }
             taken += h.len;
             out.next = ev.seq;

@@ -1,7 +1,10 @@
 use super::*;
+use crate::core::error::CoreError;
 use crate::core::exit::{ExitInfo, StopReason};
 use crate::core::output::log::{EventBody, OutputLog, ProbeKind, Stream};
+use crate::core::value::Value;
 use bytes::Bytes;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn dir(tag: &str) -> PathBuf {
@@ -18,6 +21,13 @@ fn log_files(d: &Path, max_bytes: Option<f64>, keep: f64) -> LogFiles {
         o.push(("logMaxBytes".into(), Value::Number(n)));
     }
     options(&Value::Object(o), Path::new("/")).unwrap().unwrap()
+}
+
+/// A read after `after` is told it was truncated, and goes on from `oldest`.
+fn assert_truncated_to(disk: &DiskLog, after: u64, oldest: u64) {
+    let read = disk.read_after(after, 100).expect("the files answer");
+    assert!(read.truncated, "not truncated after {after}");
+    assert_eq!(read.events[0].seq, oldest);
 }
 
 fn written(disk: &DiskLog, seq: u64) {
@@ -78,9 +88,7 @@ fn reads_back_every_event_across_rotations_and_truncates_before_the_oldest_file(
     let read_ends: Vec<EventBody> = seen[seen.len() - 3..].iter().map(|e| e.body.clone()).collect();
     assert_eq!(read_ends, ends);
     // Before the oldest kept file: truncated, from the oldest kept event.
-    let read = disk.read_after(0, 100).unwrap();
-    assert!(read.truncated);
-    assert_eq!(read.events[0].seq, oldest);
+    assert_truncated_to(&disk, 0, oldest);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -145,5 +153,64 @@ fn files_an_earlier_process_left_under_the_same_id_are_replaced_not_read() {
     written(&fresh, 1);
     assert_eq!(std::fs::read(d.join("t9.log")).unwrap(), b"another id");
     assert!(std::fs::metadata(d.join("t3.log")).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `n` output events of `size` bytes each, then the end, pushed as fast as the log takes them.
+fn flood(disk: &Arc<DiskLog>, n: usize, size: usize) -> u64 {
+    let mut log = OutputLog::new(1 << 20, 100_000);
+    let chunk = Bytes::from(vec![b'x'; size]);
+    for _ in 0..n {
+        log.append(EventBody::Output(Stream::Stdout, chunk.clone()));
+        disk.push(log.newest().unwrap());
+    }
+    log.append(EventBody::Exited(ExitInfo { code: 0, signal: None, stop: None }));
+    disk.push(log.newest().unwrap());
+    log.newest().unwrap().seq
+}
+
+#[test]
+fn a_flood_writes_the_last_window_of_its_output_not_all_of_it() {
+    let d = dir("lazy-flood");
+    // 2 MiB files, 2 kept: the files keep at most 4 MiB, and an event followed by 6 MiB of output
+    // is in a file rotation deletes.
+    let disk = DiskLog::new(log_files(&d, Some(2.0 * 1048576.0), 2.0), "f1");
+    let end = flood(&disk, 1024, 64 * 1024);
+    written(&disk, end);
+    let k = disk.kept_lock();
+    assert!(k.bytes_written < 8 << 20, "{} bytes written for 64 MiB of output", k.bytes_written);
+    let oldest = k.firsts[0];
+    drop(k);
+    // What the files hold: a run of events without a gap, up to the end, as an eager log's files.
+    let mut after = oldest - 1;
+    let mut seqs = Vec::new();
+    while let Some(read) = disk.read_after(after, 1 << 20) {
+        assert!(!read.truncated, "a gap after {after}");
+        seqs.extend(read.events.iter().map(|e| e.seq));
+        after = read.next;
+    }
+    assert_eq!(seqs, (oldest..=end).collect::<Vec<_>>());
+    assert!(end - oldest >= 32, "the files keep at least 2 MiB of it: {} events", end - oldest + 1);
+    // A reader left where the dropped output was: told so, then the oldest kept event on.
+    assert_truncated_to(&disk, 5, oldest);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_lazy_log_writes_a_quiet_process_line_soon_and_its_end_at_once() {
+    let d = dir("lazy-quiet");
+    let disk = DiskLog::new(log_files(&d, None, 5.0), "q1");
+    let mut log = OutputLog::new(4096, 10_000);
+    log.append(EventBody::Output(Stream::Stdout, Bytes::from_static(b"one line\n")));
+    disk.push(log.newest().unwrap());
+    // Within the delay (50 ms), with room for a loaded machine.
+    written(&disk, 1);
+    assert_eq!(disk.read_after(0, 1 << 20).unwrap().events.len(), 1);
+    log.append(EventBody::Output(Stream::Stdout, Bytes::from_static(b"two\n")));
+    disk.push(log.newest().unwrap());
+    log.append(EventBody::Exited(ExitInfo { code: 0, signal: None, stop: None }));
+    disk.push(log.newest().unwrap());
+    written(&disk, 3);
+    assert!(disk.queue_lock().events.is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
