@@ -11,9 +11,10 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const procvisor = require('..')
+const { tempDir } = require('./helpers')
 const { ProcessManager, ProcessHandle, Process, liveProcessCount } = procvisor
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-bad-'))
+const tmp = tempDir('procvisor-bad-')
 const file = path.join(tmp, 'a-file')
 fs.writeFileSync(file, 'x')
 

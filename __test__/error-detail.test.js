@@ -7,9 +7,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { ProcessManager, ProcessExitedBeforeReadyError, ProcessExitedBeforeLogError } = require('..')
-const { freePort, rejection } = require('./helpers')
+const { tempDir, freePort, rejection } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-detail-'))
+const tmp = tempDir('procvisor-detail-')
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 

@@ -4,6 +4,47 @@ const fs = require('node:fs')
 const net = require('node:net')
 const assert = require('node:assert/strict')
 
+/** Directories `tempDir` made, removed when this test file's process exits. */
+const madeDirs = []
+
+/** Removes `dir` and what is in it, whatever modes a test left on its directories. */
+function removeTree(dir) {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true })
+  } catch {
+    const open = (p) => {
+      try {
+        if (!fs.lstatSync(p).isDirectory()) return
+        fs.chmodSync(p, 0o700)
+        for (const e of fs.readdirSync(p)) open(`${p}/${e}`)
+      } catch {}
+    }
+    open(dir)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * A fresh real (symlink-free) temporary directory, removed with what is in it when this test
+ * file's process exits: a run of the suites leaves nothing in the system's temporary directory.
+ */
+function tempDir(prefix = 'procvisor-test-') {
+  const os = require('node:os')
+  const path = require('node:path')
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  if (madeDirs.length === 0) {
+    process.on('exit', () => {
+      for (const d of madeDirs) {
+        try {
+          removeTree(d)
+        } catch {}
+      }
+    })
+  }
+  madeDirs.push(dir)
+  return dir
+}
+
 /** Is `pid` a live process (zombies count as dead)? */
 function alive(pid) {
   try {
@@ -168,4 +209,4 @@ function httpGet(url, pathname, headers = {}) {
   })
 }
 
-module.exports = { httpGet, terminalClient, alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }
+module.exports = { tempDir, httpGet, terminalClient, alive, freePort, rejection, commOf, eventually, markedPids, nativeCpuMsSince, nativeThreads, pidsWith, readablePackageCopy, rssBytes }

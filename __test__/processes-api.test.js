@@ -8,9 +8,9 @@ const os = require('node:os')
 const path = require('node:path')
 const procvisor = require('..')
 const { ProcessManager } = procvisor
-const { alive, commOf, eventually, freePort } = require('./helpers')
+const { tempDir, alive, commOf, eventually, freePort } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-api-'))
+const tmp = tempDir('procvisor-api-')
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 const SERVER = path.join(__dirname, 'fixtures', 'http-server.js')

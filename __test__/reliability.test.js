@@ -11,10 +11,10 @@ const { spawnSync } = require('node:child_process')
 const procvisor = require('..')
 const { ProcessManager, liveProcessCount } = procvisor
 const soak = require('../soak/scenarios')
-const { readablePackageCopy } = require('./helpers')
+const { tempDir, readablePackageCopy } = require('./helpers')
 const { binding } = require('../lib/native/native')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-rel-'))
+const tmp = tempDir('procvisor-rel-')
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 

@@ -8,8 +8,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { ProcessManager } = require('..')
+const { tempDir } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-restart-races-'))
+const tmp = tempDir('procvisor-restart-races-')
 
 /** This process's children that have exited and that nobody has reaped. */
 function zombieChildren() {

@@ -11,8 +11,9 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { ProcessManager, liveProcessCount } = require('..')
+const { tempDir } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-sec-'))
+const tmp = tempDir('procvisor-sec-')
 const pm = new ProcessManager({ workingDirectory: tmp, env: { SANDBOX_VAR: 'sandbox' } })
 test.after(() => pm.close())
 

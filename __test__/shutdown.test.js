@@ -8,8 +8,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { ProcessManager } = require('..')
+const { tempDir } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-shutdown-'))
+const tmp = tempDir('procvisor-shutdown-')
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 

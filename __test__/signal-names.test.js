@@ -8,9 +8,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { ProcessManager, InvalidProcessSignalError } = require('..')
-const { alive } = require('./helpers')
+const { tempDir, alive } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-signames-'))
+const tmp = tempDir('procvisor-signames-')
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 const { SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGUSR1 } = os.constants.signals

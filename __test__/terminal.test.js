@@ -9,9 +9,9 @@ const os = require('node:os')
 const path = require('node:path')
 const procvisor = require('..')
 const { ProcessManager } = procvisor
-const { alive, eventually } = require('./helpers')
+const { tempDir, alive, eventually } = require('./helpers')
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-terminal-'))
+const tmp = tempDir('procvisor-terminal-')
 const pm = new ProcessManager({ workingDirectory: tmp })
 test.after(() => pm.close())
 

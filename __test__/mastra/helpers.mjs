@@ -6,13 +6,13 @@ import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 
 // alive() and eventually() are the JS suite's (one definition for both suites).
-export const { alive, eventually, freePort, rejection } = createRequire(import.meta.url)('../helpers.js')
+export const { alive, eventually, freePort, rejection, tempDir: madeTempDir } = createRequire(import.meta.url)('../helpers.js')
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
-/** A fresh real (symlink-free) temporary directory. */
+/** A fresh real (symlink-free) temporary directory, removed when this test file's process exits. */
 export function tempDir(prefix = 'procvisor-mastra-') {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  return madeTempDir(prefix)
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
