@@ -4,8 +4,6 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
 const { ProcessManager, ProcessExitedBeforeReadyError, ProcessExitedBeforeLogError } = require('..')
 const { tempDir, freePort, rejection } = require('./helpers')
 

@@ -4,7 +4,6 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { Readable, Writable } = require('node:stream')
 const { ProcessManager, InvalidProcessOptionError, InvalidProcessCwdError, ProcessAlreadyExitedError } = require('..')

@@ -1,6 +1,4 @@
 // Shared helpers of the procvisor/mastra tests: real processes, real @mastra/core.
-import * as fs from 'node:fs'
-import * as os from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
