@@ -197,7 +197,9 @@ export interface ProcessManagerOptions {
    * gap or a repeat; older than the oldest kept file, it gets `truncated` first. Relative to
    * {@link workingDirectory}; created if missing. Not a directory, or no file can be created in
    * it: {@link InvalidProcessOptionError}. A write error later (a full disk) stops disk logging
-   * for that process only, with one note on stderr; the process and its output go on.
+   * for that process only, with one note on stderr; the process and its output go on. Output
+   * reaches the files within 50 ms, and at once at the process's end; output that rotation would
+   * delete before it could be read (a flood past `(logKeep + 1) × logMaxBytes`) is not written.
    */
   logDirectory?: string
   /** The size in bytes at which a process's log file rotates: an integer from 4096; default 4 MiB. Needs {@link logDirectory}. */
