@@ -305,5 +305,8 @@ mod record_tests {
             assert!(read_entries(&p, (1, 2)).is_none(), "{bad:?}");
         }
         assert!(read_entries(&written("noentries", "procvisor checkpoint owner\ndev=1\nino=2\n"), (1, 2)).is_none());
+        for name in ["claims", "bad", "noentries"] {
+            let _ = std::fs::remove_dir_all(written(name, "").parent().unwrap());
+        }
     }
 }
