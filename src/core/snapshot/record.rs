@@ -11,6 +11,7 @@
 use super::*;
 use std::collections::HashMap;
 use std::io::{BufRead, BufWriter, Write};
+use std::sync::{Mutex, OnceLock};
 
 const FIRST_LINE: &str = "procvisor checkpoint owner";
 const ENTRIES: &str = "entries";
@@ -256,6 +257,55 @@ fn signed(text: &[u8]) -> Option<i64> {
     match text.strip_prefix(b"-") {
         Some(digits) => number(digits).and_then(|n| 0i64.checked_sub_unsigned(n)),
         None => number(text).and_then(|n| i64::try_from(n).ok()),
+    }
+}
+
+/// The checkpoint's record as a restore in place uses it: its entries, and whether files found
+/// to hold the checkpoint's bytes may be added to it (only for the working directory it
+/// describes: the record is of its files).
+#[derive(Default)]
+pub(super) struct Known {
+    pub(super) entries: Option<HashMap<Vec<u8>, Entry>>,
+    pub(super) learns: bool,
+}
+
+impl Known {
+    fn read(path: &Path, id: (u64, u64), root: Option<(u64, u64)>) -> Known {
+        let entries = read_entries(path, id);
+        let learns = entries.is_some() && read_header(path).is_some_and(|h| h.root == root);
+        Known { entries, learns }
+    }
+}
+
+/// The record, read on a thread of its own while a restore in place starts its walk. Cold,
+/// reading and parsing the record of 16,000 files took about 6 ms, a tenth of a restore in place
+/// that changes 1% of them, and nothing but a file present in both trees waits for it.
+pub(super) struct Background {
+    known: OnceLock<Known>,
+    reader: Mutex<Option<std::thread::JoinHandle<Known>>>,
+}
+
+impl Background {
+    pub(super) fn read(path: PathBuf, id: (u64, u64), root: Option<(u64, u64)>) -> Background {
+        let on_thread = path.clone();
+        let reader = std::thread::Builder::new()
+            .name("procvisor-record".into())
+            .spawn(move || Known::read(&on_thread, id, root))
+            .ok();
+        let known = OnceLock::new();
+        if reader.is_none() {
+            // No thread to read it on: read here, the restore is only slower.
+            let _ = known.set(Known::read(&path, id, root));
+        }
+        Background { known, reader: Mutex::new(reader) }
+    }
+
+    /// The record, waited for; a reader that failed leaves none (every file is then compared).
+    pub(super) fn get(&self) -> &Known {
+        self.known.get_or_init(|| {
+            let handle = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
+            handle.and_then(|h| h.join().ok()).unwrap_or_default()
+        })
     }
 }
 

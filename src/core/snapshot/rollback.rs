@@ -20,10 +20,8 @@ use super::*;
 use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{OwnedFd, RawFd};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
-
-type Entries = HashMap<Vec<u8>, Entry>;
 
 /// Restores checkpoint `name` under `checkpoints` into `workdir` in place (made if missing),
 /// holding the checkpoint's lock shared while it reads, as `restore` does. The processes of the
@@ -58,7 +56,7 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
         Err(libc::ENOENT | libc::ENOTDIR | libc::ELOOP) => return Err(not_found(checkpoints, name, what())),
         Err(e) => return Err(Fail::new(e, "open", checkpoints.join(name)).into_core(what())),
     };
-    let known = Record::read(owner_file(checkpoints, name), id, root);
+    let known = record::Background::read(owner_file(checkpoints, name), id, root);
     let ckpt = checkpoints.join(name);
     let r = in_place(&ckpt, cfd, &cst, workdir, &known, threads).map_err(|f| f.into_core(what()));
     // Read to its end under the lock, whether or not a file needed it.
@@ -89,55 +87,6 @@ fn learn(checkpoints: &Path, name: &str, id: (u64, u64), learned: record::Entrie
     };
     entries.extend(learned);
     let _ = record::write(checkpoints, name, &header, &entries.into_iter().collect());
-}
-
-/// The checkpoint's record as a restore uses it: its entries, and whether files found to hold
-/// the checkpoint's bytes may be added to it (only for the working directory it describes: the
-/// record is of its files).
-#[derive(Default)]
-struct Known {
-    entries: Option<Entries>,
-    learns: bool,
-}
-
-impl Known {
-    fn read(path: &Path, id: (u64, u64), root: Option<(u64, u64)>) -> Known {
-        let entries = record::read_entries(path, id);
-        let learns = entries.is_some() && record::read_header(path).is_some_and(|h| h.root == root);
-        Known { entries, learns }
-    }
-}
-
-/// The record, read on a thread of its own while the walk starts. Cold, reading and parsing the
-/// record of 16,000 files took about 6 ms, a tenth of a restore in place that changes 1% of
-/// them, and nothing but a file that is present in both trees waits for it.
-struct Record {
-    known: OnceLock<Known>,
-    reader: Mutex<Option<std::thread::JoinHandle<Known>>>,
-}
-
-impl Record {
-    fn read(path: PathBuf, id: (u64, u64), root: Option<(u64, u64)>) -> Record {
-        let on_thread = path.clone();
-        let reader = std::thread::Builder::new()
-            .name("procvisor-record".into())
-            .spawn(move || Known::read(&on_thread, id, root))
-            .ok();
-        let known = OnceLock::new();
-        if reader.is_none() {
-            // No thread to read it on: read here, the restore is only slower.
-            let _ = known.set(Known::read(&path, id, root));
-        }
-        Record { known, reader: Mutex::new(reader) }
-    }
-
-    /// The record, waited for; a reader that failed leaves none (every file is then compared).
-    fn get(&self) -> &Known {
-        self.known.get_or_init(|| {
-            let handle = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
-            handle.and_then(|h| h.join().ok()).unwrap_or_default()
-        })
-    }
 }
 
 /// The working files a restore found to hold their checkpoint file's bytes, for the record
@@ -171,7 +120,7 @@ fn in_place(
     cfd: OwnedFd,
     cst: &libc::stat,
     workdir: &Path,
-    known: &Record,
+    known: &record::Background,
     threads: usize,
 ) -> Result<(Report, record::Entries), Fail> {
     let started = Instant::now();
@@ -416,7 +365,7 @@ fn replace(
 /// whole.
 fn restore_file(
     shared: &Shared,
-    known: &Record,
+    known: &record::Background,
     learning: Option<&Learning>,
     f: &FileJob,
     buf: &mut Vec<u8>,
