@@ -12,6 +12,7 @@
 //! budget, a log is written as its output comes, as before.
 
 use super::disk::{DiskLog, LogFiles};
+pub(super) use super::log::now_ms;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -46,10 +47,6 @@ pub(super) fn hold(n: usize) -> bool {
 
 pub(super) fn release(n: usize) {
     HELD.fetch_sub(n, Ordering::Relaxed);
-}
-
-pub(super) fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Whether an event logged at `at_ms` is due at `now`; one from the future (the clock went back)
