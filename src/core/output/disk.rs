@@ -52,14 +52,14 @@ pub(super) struct Queue {
     /// Disk logging stopped (a write error or a writer far behind): nothing more is queued.
     pub(super) stopped: bool,
     /// Handed to the writer thread, which writes it now or at its next event's deadline.
-    pub(super) scheduled: bool,
+    scheduled: bool,
     /// While output may be left unwritten (see `push`): the output that makes an event's file
     /// one that rotation deletes, `(keep + 1) × max_bytes`. None: everything is written.
     lazy: Option<usize>,
     /// Bytes of the queue counted in the writer's budget of held output (`disk_writer::hold`).
     held: usize,
     /// An event that is not output (the end, above all) waits: everything is written at once.
-    pub(super) urgent: bool,
+    urgent: bool,
 }
 
 impl Queue {

@@ -133,7 +133,7 @@ fn in_place(
     let learning = {
         // The clock of the files' times, and the margin a record needs (`record::SETTLED_NS`).
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
-        Some(Learning { found: std::sync::Mutex::new(Vec::new()), before: now - record::SETTLED_NS })
+        Learning { found: std::sync::Mutex::new(Vec::new()), before: now - record::SETTLED_NS }
     };
     let mut dirs: Vec<DirMeta> = Vec::new();
     let mut removed = 0u64;
@@ -143,7 +143,7 @@ fn in_place(
         on_threads(
             &shared,
             threads,
-            |f: FileJob, buf| restore_file(&shared, known, learning.as_ref(), &f, buf),
+            |f: FileJob, buf| restore_file(&shared, known, &learning, &f, buf),
             |tx| walk(&shared, Arc::new(cfd), cst, wfd.clone(), tx, &mut dirs, &mut removed),
         )
     });
@@ -157,8 +157,7 @@ fn in_place(
     let mut report = shared.finish(dirs.len() as u64)?;
     report.removed = removed;
     report.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let learned = learning.map(|l| l.found.into_inner().unwrap_or_else(|e| e.into_inner()));
-    Ok((report, learned.unwrap_or_default()))
+    Ok((report, learning.found.into_inner().unwrap_or_else(|e| e.into_inner())))
 }
 
 /// A name for a file copied beside the one it replaces; no checkpoint entry is expected to
@@ -366,7 +365,7 @@ fn replace(
 fn restore_file(
     shared: &Shared,
     known: &record::Background,
-    learning: Option<&Learning>,
+    learning: &Learning,
     f: &FileJob,
     buf: &mut Vec<u8>,
 ) -> Result<(), Fail> {
@@ -389,9 +388,9 @@ fn restore_file(
             || sys::lstatat(cdir, &job.name).is_ok_and(|theirs| {
                 let same = compare::same_outside(&st, &theirs)
                     && compare::same_content((wdir, &job.name, &st), (cdir, &job.name, &theirs), buf).unwrap_or(false);
-                if let Some(l) = learning.filter(|_| same) {
+                if same {
                     #[allow(clippy::unnecessary_cast)]
-                    l.note(&job.rel, &st, theirs.st_ino as u64);
+                    learning.note(&job.rel, &st, theirs.st_ino as u64);
                 }
                 same
             });
