@@ -214,3 +214,25 @@ fn a_lazy_log_writes_a_quiet_process_line_soon_and_its_end_at_once() {
     assert!(disk.queue_lock().events.is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn logs_too_large_to_hold_or_with_frames_near_a_file_are_written_whole() {
+    use super::disk_writer::{hold, lazy_window, release};
+    let files = |max: f64, keep: f64| log_files(&dir("window"), Some(max), keep);
+    assert_eq!(lazy_window(&files(4.0 * 1048576.0, 5.0)), Some(24 << 20), "the defaults");
+    assert_eq!(lazy_window(&files(1048576.0, 5.0)), None, "files under 2 MiB");
+    assert_eq!(lazy_window(&files(4.0 * 1048576.0, 10.0)), None, "a window past 32 MiB");
+    assert!(!hold(usize::MAX / 2), "past the budget nothing is held");
+    assert!(hold(1));
+    release(1);
+
+    // Frames of 1.5 MiB into files of 2 MiB: each could fill most of a file, so every byte is
+    // written, as before there were lazy logs.
+    let d = dir("lazy-big-frames");
+    let disk = DiskLog::new(log_files(&d, Some(2.0 * 1048576.0), 2.0), "b1");
+    let end = flood(&disk, 16, 1536 * 1024);
+    written(&disk, end);
+    assert!(disk.kept_lock().bytes_written >= 16 * 1536 * 1024);
+    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(dir("window"));
+}
