@@ -5,7 +5,6 @@ use super::record::{self, Entries, Entry};
 use super::tree::{self, DirMeta};
 use super::walk::walk;
 use super::*;
-use std::collections::HashMap;
 use std::ffi::{CStr, OsStr};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicBool;
@@ -85,7 +84,7 @@ pub(super) struct Job {
 /// record says they have not changed since.
 pub(super) struct Base {
     pub(super) dir: OwnedFd,
-    pub(super) entries: HashMap<Vec<u8>, Entry>,
+    pub(super) entries: record::Table,
 }
 
 /// What a capture adds to a copy: the previous capture to link from, and a record to make.
@@ -110,7 +109,7 @@ pub(super) struct Shared<'a> {
     pub(super) new_bytes: AtomicU64,
     /// Files linked from the previous capture.
     pub(super) linked: AtomicU64,
-    pub(super) base: Option<&'a HashMap<Vec<u8>, Entry>>,
+    pub(super) base: Option<&'a record::Table>,
     /// The record being made, and the time (ns, the filesystem's clock) before which a file's
     /// last change must lie for it to be in it (see `record::SETTLED_NS`).
     pub(super) record: Option<(Mutex<Entries>, i64)>,
@@ -325,16 +324,17 @@ pub(super) fn copy_tree_recorded(
     let base_root = rec.base.as_ref().and_then(|b| sys::dup(b.dir.as_raw_fd()).ok()).map(Arc::new);
     // A capture that links most of its files waits on directories more than on data: both trees
     // are read ahead of it (see `prefetch`).
-    let ahead: Vec<OwnedFd> = match &rec.base {
-        Some(b) => {
-            [src_root.as_raw_fd(), b.dir.as_raw_fd()].into_iter().filter_map(|fd| prefetch::reopen(fd).ok()).collect()
-        }
+    let ahead: Vec<prefetch::Root> = match &rec.base {
+        Some(b) => [(src_root.as_raw_fd(), true), (b.dir.as_raw_fd(), false)]
+            .into_iter()
+            .filter_map(|(fd, listed)| prefetch::reopen(fd).ok().map(|fd| (fd, listed)))
+            .collect(),
         None => Vec::new(),
     };
     let mut top_level: Vec<CString> = Vec::new();
     let src_root = Arc::new(src_root);
-    let result = prefetch::ahead(ahead, PREFETCH_THREADS, || {
-        walk_and_copy(&shared, src_root, dst_root.clone(), base_root, &src_stat, threads, &mut top_level)
+    let result = prefetch::ahead(ahead, PREFETCH_THREADS, |listed| {
+        walk_and_copy(&shared, listed, src_root, dst_root.clone(), base_root, &src_stat, threads, &mut top_level)
     });
     match result {
         Ok(mut report) => {
@@ -358,8 +358,10 @@ pub(super) fn copy_tree_recorded(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn walk_and_copy(
     shared: &Shared,
+    listed: &prefetch::Listings,
     src_fd: Arc<OwnedFd>,
     dst_fd: Arc<OwnedFd>,
     base_fd: Option<Arc<OwnedFd>>,
@@ -373,7 +375,7 @@ fn walk_and_copy(
         shared,
         threads,
         |job: Job, buf| shared.copy_file(&job, buf),
-        |tx| walk(shared, src_fd, root_stat, dst_fd.clone(), base_fd, tx, &mut dirs, top_level),
+        |tx| walk(shared, listed, src_fd, root_stat, dst_fd.clone(), base_fd, tx, &mut dirs, top_level),
     );
     if let Some(f) = shared.first_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(f);

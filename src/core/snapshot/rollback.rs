@@ -138,13 +138,16 @@ fn in_place(
     let mut dirs: Vec<DirMeta> = Vec::new();
     let mut removed = 0u64;
     // The walk reads two trees and copies little: both are read ahead of it (see `prefetch`).
-    let ahead = [cfd.as_raw_fd(), wfd.as_raw_fd()].into_iter().filter_map(|fd| prefetch::reopen(fd).ok()).collect();
-    prefetch::ahead(ahead, PREFETCH_THREADS, || {
+    let ahead = [cfd.as_raw_fd(), wfd.as_raw_fd()]
+        .into_iter()
+        .filter_map(|fd| prefetch::reopen(fd).ok().map(|fd| (fd, true)))
+        .collect();
+    prefetch::ahead(ahead, PREFETCH_THREADS, |listed| {
         on_threads(
             &shared,
             threads,
             |f: FileJob, buf| restore_file(&shared, known, &learning, &f, buf),
-            |tx| walk(&shared, Arc::new(cfd), cst, wfd.clone(), tx, &mut dirs, &mut removed),
+            |tx| walk(&shared, listed, Arc::new(cfd), cst, wfd.clone(), tx, &mut dirs, &mut removed),
         )
     });
     if let Some(f) = shared.first_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -193,8 +196,10 @@ fn remove(dir: RawFd, name: &CStr) -> Result<(), i32> {
     in_writable(dir, || tree::remove_entry(dir, name))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn walk(
     shared: &Shared,
+    listed: &prefetch::Listings,
     cfd: Arc<OwnedFd>,
     cst: &libc::stat,
     wfd: Arc<OwnedFd>,
@@ -207,7 +212,7 @@ fn walk(
     let (mut c, mut w) = (Chain::new(cfd, cst), Chain::new(wfd, &wst));
     // Each level: its relative path, the checkpoint's entries still to visit, and what the
     // working directory has there (by name: its d_type).
-    let mut stack = vec![level(shared, &c, &w, PathBuf::new(), removed)?];
+    let mut stack = vec![level(shared, listed, (&c, cst), (&w, &wst), PathBuf::new(), removed)?];
     while let Some((rel_dir, entries, here)) = stack.last_mut() {
         if shared.failed.load(Ordering::Relaxed) {
             return Ok(());
@@ -271,7 +276,7 @@ fn walk(
                 dirs.push(DirMeta { depth: stack.len(), name, id: tree::id_of(&ws_st), stat: cs_st });
                 c.push(Arc::new(cs), &cs_st);
                 w.push(Arc::new(ws), &ws_st);
-                stack.push(level(shared, &c, &w, rel, removed)?);
+                stack.push(level(shared, listed, (&c, &cs_st), (&w, &ws_st), rel, removed)?);
             }
         }
     }
@@ -280,13 +285,21 @@ fn walk(
 
 type Level = (PathBuf, std::vec::IntoIter<(CString, u8)>, HashMap<CString, u8>);
 
-/// Reads one directory of each tree, removes what the working directory has and the checkpoint
-/// does not, and returns the checkpoint's entries with what the working directory has left.
-fn level(shared: &Shared, c: &Chain, w: &Chain, rel: PathBuf, removed: &mut u64) -> Result<Level, Fail> {
+/// Reads one directory of each tree (each with its `fstat`), removes what the working directory
+/// has and the checkpoint does not, and returns the checkpoint's entries with what the working
+/// directory has left.
+fn level(
+    shared: &Shared,
+    listed: &prefetch::Listings,
+    (c, cst): (&Chain, &libc::stat),
+    (w, wst): (&Chain, &libc::stat),
+    rel: PathBuf,
+    removed: &mut u64,
+) -> Result<Level, Fail> {
     let (cdir, wdir) = (c.top(), w.top());
-    let theirs = sys::entries(cdir).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
+    let theirs = listed.entries(cdir, cst).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
     let mut here: HashMap<CString, u8> =
-        sys::entries(wdir).map_err(|e| Fail::new(e, "scandir", shared.dst(&rel)))?.into_iter().collect();
+        listed.entries(wdir, wst).map_err(|e| Fail::new(e, "scandir", shared.dst(&rel)))?.into_iter().collect();
     let wanted: std::collections::HashSet<&CString> = theirs.iter().map(|(n, _)| n).collect();
     let extra: Vec<CString> = here.keys().filter(|n| !wanted.contains(n)).cloned().collect();
     for name in extra {

@@ -130,13 +130,14 @@ pub fn unlinkat(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<(), i32> 
 pub fn entries(dir: &OwnedFd) -> Result<Vec<(CString, u8)>, i32> {
     let fd = dir.as_raw_fd();
     retry(|| unsafe { libc::lseek(fd, 0, libc::SEEK_SET) })?;
-    // 8-aligned, as the kernel writes `linux_dirent64` records.
-    let mut buf = vec![0u64; 4096];
+    // 8-aligned, as the kernel writes `linux_dirent64` records; not zeroed (32 KiB per
+    // directory, a walk lists thousands): only what the kernel wrote is read.
+    let mut buf: Vec<u64> = Vec::with_capacity(4096);
     let mut out = Vec::new();
     loop {
         // SAFETY: the kernel writes at most `len` bytes into `buf`.
         let n = retry(|| unsafe {
-            libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len() * std::mem::size_of::<u64>())
+            libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.capacity() * std::mem::size_of::<u64>())
         })? as usize;
         if n == 0 {
             return Ok(out);

@@ -19,6 +19,7 @@ struct Frame {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn walk(
     shared: &Shared,
+    listed: &super::prefetch::Listings,
     src_fd: Arc<OwnedFd>,
     src_stat: &libc::stat,
     dst_fd: Arc<OwnedFd>,
@@ -27,7 +28,7 @@ pub(super) fn walk(
     dirs: &mut Vec<DirMeta>,
     top_level: &mut Vec<CString>,
 ) -> Result<(), Fail> {
-    let entries = sys::entries(&src_fd).map_err(|e| Fail::new(e, "scandir", shared.src_root))?;
+    let entries = listed.entries(&src_fd, src_stat).map_err(|e| Fail::new(e, "scandir", shared.src_root))?;
     let dst_stat = sys::fstat(dst_fd.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst_root))?;
     let dst_id = tree::id_of(&dst_stat);
     let (mut src, mut dst) = (Chain::new(src_fd, src_stat), Chain::new(dst_fd, &dst_stat));
@@ -94,7 +95,7 @@ pub(super) fn walk(
                 sys::mkdirat(ddir, &name, 0o700).map_err(|e| Fail::new(e, "mkdir", shared.dst(&rel)))?;
                 let d = sys::open_dir(ddir, &name).map_err(|e| Fail::new(e, "open", shared.dst(&rel)))?;
                 let dst_st = sys::fstat(d.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;
-                let entries = sys::entries(&s).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
+                let entries = listed.entries(&s, &st).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
                 // Each level of the previous capture holds a descriptor, so below `KEEP` levels
                 // files are copied rather than linked: a deep tree costs no more descriptors.
                 let base = match &frame.base {
