@@ -283,7 +283,11 @@ fn walk(
     Ok(())
 }
 
-type Level = (PathBuf, std::vec::IntoIter<(CString, u8)>, HashMap<CString, u8>);
+/// A directory's names, hashed as a record's paths are (`record::PathHash`): a restore in place
+/// looks every entry of both trees up once.
+type Names<T> = HashMap<CString, T, record::PathHash>;
+
+type Level = (PathBuf, std::vec::IntoIter<(CString, u8)>, Names<u8>);
 
 /// Reads one directory of each tree (each with its `fstat`), removes what the working directory
 /// has and the checkpoint does not, and returns the checkpoint's entries with what the working
@@ -298,10 +302,16 @@ fn level(
 ) -> Result<Level, Fail> {
     let (cdir, wdir) = (c.top(), w.top());
     let theirs = listed.entries(cdir, cst).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
-    let mut here: HashMap<CString, u8> =
+    let mut here: Names<u8> =
         listed.entries(wdir, wst).map_err(|e| Fail::new(e, "scandir", shared.dst(&rel)))?.into_iter().collect();
-    let wanted: std::collections::HashSet<&CString> = theirs.iter().map(|(n, _)| n).collect();
-    let extra: Vec<CString> = here.keys().filter(|n| !wanted.contains(n)).cloned().collect();
+    // Most directories have nothing extra: then every name here is one of theirs.
+    let common = theirs.iter().filter(|(n, _)| here.contains_key(n)).count();
+    let extra: Vec<CString> = if common == here.len() {
+        Vec::new()
+    } else {
+        let wanted: std::collections::HashSet<&CString, record::PathHash> = theirs.iter().map(|(n, _)| n).collect();
+        here.keys().filter(|n| !wanted.contains(n)).cloned().collect()
+    };
     for name in extra {
         remove(wdir.as_raw_fd(), &name).map_err(|e| Fail::new(e, "unlink", shared.dst(&rel.join(name_path(&name)))))?;
         here.remove(&name);
