@@ -111,7 +111,7 @@ class Checkpointing {
     const logger = this.sandbox.logger
     this.last = { operation, name, ...report }
     if (report.skipped.length > 0) {
-      logger.warn('Checkpoint skipped entries that hold no data to copy', { checkpointName: name, operation, skipped: report.skipped })
+      logger.warn('Checkpoint skipped entries: sockets, FIFOs and devices hold no data to copy, and a vanished one was removed while the capture read the tree', { checkpointName: name, operation, skipped: report.skipped })
     }
     logger.debug(operation === 'capture' ? 'Captured checkpoint' : 'Restored working directory from checkpoint', {
       checkpointName: name,

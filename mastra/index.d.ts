@@ -249,7 +249,8 @@ export declare class NativeProcessManager<TSandbox extends MastraSandbox = Mastr
  *   (`checkpointsDirectory/<name>`, copied to a temporary sibling and renamed into place), so a
  *   checkpoint of Mastra's `LocalSandbox` restores here and the reverse. Modes, mtimes, empty
  *   directories and symlinks (as links, never followed) are kept; sockets and FIFOs are skipped
- *   and reported ({@link NativeLocalSandbox.lastCheckpoint}); sparse files stay sparse (Linux);
+ *   and reported ({@link NativeLocalSandbox.lastCheckpoint}), as is an entry a process removes
+ *   while a capture reads the tree (`vanished`: left out, not a failure); sparse files stay sparse (Linux);
  *   any depth is copied. Several sandboxes may capture one checkpoint name at once: the last
  *   complete capture wins, and a restore meanwhile reads one whole capture. A failure rejects with
  *   `SandboxSnapshotError` naming the path, and leaves the previous checkpoint intact (a failed

@@ -133,11 +133,14 @@ export interface NativeCheckpointReport {
   removed: number
   /** A capture: when it was put in place, in ms since the epoch; 0 for a restore. */
   createdMs: number
-  /** Entries that hold no data to copy (sockets, FIFOs, devices): skipped, and logged as a warning. */
+  /**
+   * Entries not copied, logged as a warning: sockets, FIFOs and devices hold no data to copy, and a
+   * capture leaves out what a process removed while it read the tree (`'vanished'`).
+   */
   skipped: Array<{
     /** Relative to the root of the copy. */
     path: string
-    /** `'socket'`, `'fifo'`, `'character device'` or `'block device'`. */
+    /** `'socket'`, `'fifo'`, `'character device'`, `'block device'` or `'vanished'`. */
     kind: string
   }>
   /** Wall time of the copy in milliseconds. */

@@ -13,12 +13,13 @@ use napi::Env;
 use napi_derive::napi;
 use std::path::PathBuf;
 
-/// An entry a copy skipped: sockets, FIFOs and devices hold no data to copy.
+/// An entry a copy skipped: sockets, FIFOs and devices hold no data to copy, and a capture leaves
+/// out what a process removed while it read the tree.
 #[napi(object, object_from_js = false)]
 pub struct NativeSkippedEntry {
     /// Relative to the root of the copy.
     pub path: String,
-    /// "socket", "fifo", "character device" or "block device".
+    /// "socket", "fifo", "character device", "block device" or "vanished".
     pub kind: String,
 }
 

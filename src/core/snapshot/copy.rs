@@ -110,6 +110,11 @@ pub(super) struct Shared<'a> {
     /// Files linked from the previous capture.
     pub(super) linked: AtomicU64,
     pub(super) base: Option<&'a record::Table>,
+    /// The source is a working directory, which its processes may change while it is read (a
+    /// capture): an entry removed between its listing and its reading is skipped as `VANISHED`
+    /// rather than failing the copy. A checkpoint is never written, so in a restore the same
+    /// absence is damage, and fails it.
+    pub(super) live_source: bool,
     /// The record being made, and the time (ns, the filesystem's clock) before which a file's
     /// last change must lie for it to be in it (see `record::SETTLED_NS`).
     pub(super) record: Option<(Mutex<Entries>, i64)>,
@@ -136,6 +141,7 @@ impl<'a> Shared<'a> {
             new_bytes: AtomicU64::new(0),
             linked: AtomicU64::new(0),
             base: None,
+            live_source: false,
             record: None,
             try_clone: AtomicBool::new(true),
             try_range: AtomicBool::new(true),
@@ -185,6 +191,16 @@ impl<'a> Shared<'a> {
         self.skipped.lock().unwrap_or_else(|e| e.into_inner()).push(Skipped { path: rel.display().to_string(), kind });
     }
 
+    /// Whether `errno`, met reading the source entry `rel`, says that it was removed since it was
+    /// listed, where that is no failure (`live_source`); if so, it is reported as skipped.
+    pub(super) fn vanished(&self, rel: &Path, errno: i32) -> bool {
+        let gone = self.live_source && errno == libc::ENOENT;
+        if gone {
+            self.skip(rel, VANISHED);
+        }
+        gone
+    }
+
     pub(super) fn src(&self, rel: &Path) -> PathBuf {
         self.src_root.join(rel)
     }
@@ -200,6 +216,26 @@ thread_local! {
     /// test can change the destination at that moment.
     pub(super) static BEFORE_DIR_META: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// A test's hook on what a walk reads (see `LISTED`).
+#[cfg(test)]
+pub(super) type Hook = Option<Box<dyn FnMut(&Path)>>;
+
+#[cfg(test)]
+thread_local! {
+    /// Runs each time a walk has listed a directory (its path relative to the root), so a test
+    /// can change the trees at that moment, as a process may.
+    pub(super) static LISTED: std::cell::RefCell<Hook> = const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(test)]
+pub(super) fn listed(rel: &Path) {
+    LISTED.with(|h| {
+        if let Some(f) = h.borrow_mut().as_mut() {
+            f(rel)
+        }
+    });
 }
 
 /// How many threads read directories ahead of a walk that links or compares files.
@@ -315,6 +351,8 @@ pub(super) fn copy_tree_recorded(
     }
     let mut shared = Shared::new(src, dst);
     shared.base = rec.base.as_ref().map(|b| &b.entries);
+    // Only a capture records, and only a capture reads a working directory.
+    shared.live_source = rec.record;
     if rec.record {
         // The directory just made tells the filesystem's own time, the clock of the times
         // compared with it (see `record::SETTLED_NS`).

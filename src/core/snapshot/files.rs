@@ -20,8 +20,12 @@ impl Shared<'_> {
         dst_name: &CStr,
         rel: &Path,
     ) -> Result<(), Fail> {
-        let target = sys::readlinkat(src_dir, name).map_err(|e| Fail::new(e, "readlink", self.src(rel)))?;
-        let st = sys::lstatat(src_dir, name).map_err(|e| Fail::new(e, "lstat", self.src(rel)))?;
+        let read = sys::readlinkat(src_dir, name).and_then(|t| Ok((t, sys::lstatat(src_dir, name)?)));
+        let (target, st) = match read {
+            Ok(read) => read,
+            Err(e) if self.vanished(rel, e) => return Ok(()),
+            Err(e) => return Err(Fail::new(e, "readlink", self.src(rel))),
+        };
         sys::symlinkat(&target, dst_dir, dst_name).map_err(|e| Fail::new(e, "symlink", self.dst(rel)))?;
         // Some filesystems cannot time a link itself; the link is still a faithful copy.
         match sys::lutimensat(dst_dir, dst_name, &st) {
@@ -105,6 +109,7 @@ impl Shared<'_> {
         let src = match sys::openat(sdir, &job.name, flags, 0) {
             Ok(fd) => fd,
             Err(libc::ELOOP) => return self.copy_link_as(sdir, ddir, &job.name, dst_name, &job.rel).map(|()| None),
+            Err(e) if self.vanished(&job.rel, e) => return Ok(None),
             Err(e) => return Err(Fail::new(e, "open", self.src(&job.rel))),
         };
         let st = sys::fstat(src.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", self.src(&job.rel)))?;

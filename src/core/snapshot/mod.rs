@@ -14,7 +14,8 @@
 //! so no depth is too deep for them and a directory swapped for a link meanwhile fails the copy
 //! instead of changing where the link points. A walk keeps a bounded number of descriptors open
 //! however deep the tree (see `tree::Chain`). Sockets, FIFOs and devices cannot be copied as
-//! data and are skipped and reported.
+//! data and are skipped and reported. A capture reads a working directory that its processes may
+//! be changing: an entry listed and then gone is left out and reported as `VANISHED`.
 //!
 //! A checkpoint costs what changed: each capture writes a record beside it (`record`) of the
 //! state of every file it read, and the next capture of the same working directory hard-links
@@ -33,14 +34,19 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// An entry that was not copied because it holds no data a copy could carry.
+/// An entry that was not copied: it holds no data a copy could carry, or (a capture) it was
+/// removed while the capture read the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
     /// Relative to the root of the copy.
     pub path: String,
-    /// "socket", "fifo", "character device" or "block device".
+    /// "socket", "fifo", "character device", "block device", or `VANISHED`.
     pub kind: &'static str,
 }
+
+/// The kind of an entry a capture found listed and then gone: a process removed it while the
+/// capture ran, and the checkpoint is as if it had been removed just before.
+pub const VANISHED: &str = "vanished";
 
 /// What one copy did.
 #[derive(Debug, Default, Clone)]
@@ -174,6 +180,7 @@ mod checkpoint;
 mod compare;
 mod copy;
 mod files;
+mod path_hash;
 mod prefetch;
 mod record;
 mod rollback;

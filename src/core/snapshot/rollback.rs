@@ -25,7 +25,8 @@ use std::time::Instant;
 
 /// Restores checkpoint `name` under `checkpoints` into `workdir` in place (made if missing),
 /// holding the checkpoint's lock shared while it reads, as `restore` does. The processes of the
-/// sandbox are left alone; what they write meanwhile may or may not survive.
+/// sandbox are left alone; what they write meanwhile may or may not survive, and one that removes
+/// a directory the restore writes into makes it go over the tree again (`ATTEMPTS`).
 pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads: usize) -> CoreResult<Report> {
     check_name(name)?;
     let (wd, cps) = checked_directories(workdir, checkpoints)?;
@@ -51,14 +52,27 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(checkpoints, name, what())),
         Err(e) => return Err(io_fail(e, "flock", &lock_file).into_core(what())),
     };
-    let (cfd, id, cst) = match open_checkpoint(checkpoints, name) {
-        Ok(c) => c,
-        Err(libc::ENOENT | libc::ENOTDIR | libc::ELOOP) => return Err(not_found(checkpoints, name, what())),
-        Err(e) => return Err(Fail::new(e, "open", checkpoints.join(name)).into_core(what())),
+    let open = || match open_checkpoint(checkpoints, name) {
+        Ok(c) => Ok(c),
+        Err(libc::ENOENT | libc::ENOTDIR | libc::ELOOP) => Err(not_found(checkpoints, name, what())),
+        Err(e) => Err(Fail::new(e, "open", checkpoints.join(name)).into_core(what())),
     };
+    let (cfd, id, cst) = open()?;
     let known = record::Background::read(owner_file(checkpoints, name), id, root);
     let ckpt = checkpoints.join(name);
-    let r = in_place(&ckpt, cfd, &cst, workdir, &known, threads).map_err(|f| f.into_core(what()));
+    let mut r = in_place(&ckpt, cfd, &cst, workdir, &known, threads);
+    // A process of the sandbox removed a directory the restore was writing into (or moved one
+    // it was in): it goes over the tree again from what it left, which only writes what still
+    // differs. A few times only, for a process that never stops doing it.
+    for _ in 1..ATTEMPTS {
+        match &r {
+            Err(f) if matches!(f.errno, libc::ENOENT | libc::ESTALE) => {}
+            _ => break,
+        }
+        let (cfd, _, cst) = open()?;
+        r = in_place(&ckpt, cfd, &cst, workdir, &known, threads);
+    }
+    let r = r.map_err(|f| f.into_core(what()));
     // Read to its end under the lock, whether or not a file needed it.
     let learns = known.get().learns;
     drop(lock);
@@ -69,6 +83,10 @@ pub fn restore_in_place(checkpoints: &Path, name: &str, workdir: &Path, threads:
     drop(wd_lock);
     Ok(report)
 }
+
+/// How many times a restore in place goes over the tree when the working directory's processes
+/// remove what it writes into (see `restore_in_place`).
+const ATTEMPTS: usize = 3;
 
 /// Adds to the record of checkpoint `name` the working files a restore found to hold its files'
 /// bytes (files an earlier restore copied back, new inodes that no record knew), so that the
@@ -213,6 +231,8 @@ fn walk(
     // Each level: its relative path, the checkpoint's entries still to visit, and what the
     // working directory has there (by name: its d_type).
     let mut stack = vec![level(shared, listed, (&c, cst), (&w, &wst), PathBuf::new(), removed)?];
+    #[cfg(test)]
+    super::copy::listed(Path::new(""));
     while let Some((rel_dir, entries, here)) = stack.last_mut() {
         if shared.failed.load(Ordering::Relaxed) {
             return Ok(());
@@ -277,6 +297,8 @@ fn walk(
                 c.push(Arc::new(cs), &cs_st);
                 w.push(Arc::new(ws), &ws_st);
                 stack.push(level(shared, listed, (&c, &cs_st), (&w, &ws_st), rel, removed)?);
+                #[cfg(test)]
+                super::copy::listed(&stack.last().expect("just pushed").0);
             }
         }
     }

@@ -9,6 +9,7 @@ mod incremental;
 mod inside;
 mod rollback;
 mod sparse;
+mod vanishing;
 
 fn tmp(tag: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("procvisor-snapshot-{tag}-{}", random_hex()));

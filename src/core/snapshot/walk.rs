@@ -29,6 +29,8 @@ pub(super) fn walk(
     top_level: &mut Vec<CString>,
 ) -> Result<(), Fail> {
     let entries = listed.entries(&src_fd, src_stat).map_err(|e| Fail::new(e, "scandir", shared.src_root))?;
+    #[cfg(test)]
+    super::copy::listed(Path::new(""));
     let dst_stat = sys::fstat(dst_fd.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst_root))?;
     let dst_id = tree::id_of(&dst_stat);
     let (mut src, mut dst) = (Chain::new(src_fd, src_stat), Chain::new(dst_fd, &dst_stat));
@@ -57,9 +59,11 @@ pub(super) fn walk(
         let (sdir, ddir) = (src.top().as_raw_fd(), dst.top().as_raw_fd());
         let kind = match kind_of_dtype(dtype) {
             Some(k) => k,
-            None => {
-                kind_of_mode(sys::lstatat(sdir, &name).map_err(|e| Fail::new(e, "lstat", shared.src(&rel)))?.st_mode)
-            }
+            None => match sys::lstatat(sdir, &name) {
+                Ok(st) => kind_of_mode(st.st_mode),
+                Err(e) if shared.vanished(&rel, e) => continue,
+                Err(e) => return Err(Fail::new(e, "lstat", shared.src(&rel))),
+            },
         };
         match kind {
             Kind::File => {
@@ -84,6 +88,7 @@ pub(super) fn walk(
                         }
                         continue;
                     }
+                    Err(e) if shared.vanished(&rel, e) => continue,
                     Err(e) => return Err(Fail::new(e, "open", shared.src(&rel))),
                 };
                 let st = sys::fstat(s.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.src(&rel)))?;
@@ -95,7 +100,17 @@ pub(super) fn walk(
                 sys::mkdirat(ddir, &name, 0o700).map_err(|e| Fail::new(e, "mkdir", shared.dst(&rel)))?;
                 let d = sys::open_dir(ddir, &name).map_err(|e| Fail::new(e, "open", shared.dst(&rel)))?;
                 let dst_st = sys::fstat(d.as_raw_fd()).map_err(|e| Fail::new(e, "fstat", shared.dst(&rel)))?;
-                let entries = listed.entries(&s, &st).map_err(|e| Fail::new(e, "scandir", shared.src(&rel)))?;
+                let entries = match listed.entries(&s, &st) {
+                    Ok(entries) => entries,
+                    // Removed since it was opened: neither is the copy made of it kept.
+                    Err(e) if shared.vanished(&rel, e) => {
+                        let _ = sys::unlinkat(ddir, &name, libc::AT_REMOVEDIR);
+                        continue;
+                    }
+                    Err(e) => return Err(Fail::new(e, "scandir", shared.src(&rel))),
+                };
+                #[cfg(test)]
+                super::copy::listed(&rel);
                 // Each level of the previous capture holds a descriptor, so below `KEEP` levels
                 // files are copied rather than linked: a deep tree costs no more descriptors.
                 let base = match &frame.base {
