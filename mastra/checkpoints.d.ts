@@ -22,6 +22,17 @@ export interface CheckpointCaptured {
   newBytes: number
   /** Files shared with the last capture of the same working directory instead of copied. */
   unchanged: number
+  /**
+   * Entries not in the checkpoint: sockets, FIFOs and devices hold no data to copy, and an entry
+   * a process removed while the capture read the tree (`'vanished'`) is left out, as if removed
+   * just before. Each is also in a warning of the sandbox's logger.
+   */
+  skipped: Array<{
+    /** Relative to the working directory. */
+    path: string
+    /** `'socket'`, `'fifo'`, `'character device'`, `'block device'` or `'vanished'`. */
+    kind: string
+  }>
 }
 
 /** One checkpoint of {@link SandboxCheckpoints.list}. */

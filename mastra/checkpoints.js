@@ -156,7 +156,7 @@ class SandboxCheckpoints {
     const chosen = name === undefined ? generatedName() : checkedName(name)
     const cp = this._checkpointing
     const r = await cp.turn(() => cp.capture(chosen))
-    return { name: chosen, createdAt: new Date(r.createdMs), files: r.files, bytes: r.bytes, newBytes: r.newBytes, unchanged: r.unchanged }
+    return { name: chosen, createdAt: new Date(r.createdMs), files: r.files, bytes: r.bytes, newBytes: r.newBytes, unchanged: r.unchanged, skipped: r.skipped }
   }
 
   /** Every checkpoint in the checkpoints directory, oldest first. */

@@ -132,6 +132,7 @@ describeBackends('an agent with the process tools', ['native', 'persistent'], { 
     assert.equal(captured.error, false, JSON.stringify(captured.value))
     assert.deepEqual([captured.value.name, captured.value.files, captured.value.bytes], ['before-refactor', 2, 8])
     assert.equal(captured.value.newBytes, 8, 'a first capture writes every byte')
+    assert.equal(captured.value.skipped, undefined, 'nothing was left out, so nothing is said of it')
     assert.equal(new Date(captured.value.createdAt).toISOString(), captured.value.createdAt)
     assert.deepEqual(listed.value.checkpoints.map((c) => [c.name, c.files]), [['before-refactor', 2]])
     // a.txt changed and src/b.txt gone: both written back; junk/ (with its file) removed once.

@@ -105,6 +105,7 @@ describeBackends('sandbox.checkpoints', ['native', 'persistent'], { timeout: 600
     await settle()
     const first = await sb.checkpoints.capture('one')
     assert.equal(first.newBytes, first.bytes - (32 << 20) + 4096, 'a first capture writes every byte but the holes')
+    assert.deepEqual(first.skipped, [])
     fs.writeFileSync(path.join(wd, 'src/m3.js'), 'changed!')
     const second = await sb.checkpoints.capture()
     assert.match(second.name, /^checkpoint-\d{8}-\d{6}-\d{3}-[0-9a-f]{4}$/)
@@ -128,6 +129,15 @@ describeBackends('sandbox.checkpoints', ['native', 'persistent'], { timeout: 600
     assertSameTree(await fullRestore(second.name), wd)
     assert.equal(fs.readFileSync(path.join(wd, 'src/m3.js'), 'utf8'), 'changed!')
     assert.equal(fs.readFileSync(path.join(wd, 'src/m2.js'), 'utf8'), 'export const v = 2\n'.repeat(3))
+  })
+
+  it('a capture says what it left out', async () => {
+    const sb = sandbox()
+    execFileSync('mkfifo', [path.join(wd, 'pipe')])
+    const made = await sb.checkpoints.capture('with-pipe')
+    assert.deepEqual(made.skipped, [{ path: 'pipe', kind: 'fifo' }])
+    assert.ok(!fs.existsSync(path.join(cps, 'with-pipe', 'pipe')))
+    assert.deepEqual(sb.lastCheckpoint.skipped, made.skipped)
   })
 
   it('snapshot() and the restore in start() use the same checkpoints', async () => {

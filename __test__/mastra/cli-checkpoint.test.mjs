@@ -3,6 +3,7 @@
 // checkpoints, copies made by whoever calls, the sandbox's processes left running.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createRequire } from 'node:module'
@@ -87,6 +88,15 @@ describe('procvisor checkpoint', { timeout: 60000 }, () => {
     assert.ok(listed.every((c) => !Number.isNaN(Date.parse(c.createdAt)) && typeof c.newBytes === 'number'))
     const table = await cli('checkpoint', 'ls', id)
     assert.match(table.out, /^NAME +CREATED +FILES +BYTES +WRITTEN\nfirst +/)
+
+    // What a capture leaves out is named: a FIFO holds no data to copy.
+    execFileSync('mkfifo', [path.join(wd, 'pipe')])
+    const withPipe = await cli('checkpoint', 'capture', id, 'with-pipe')
+    assert.equal(withPipe.status, 0, withPipe.err)
+    assert.match(withPipe.out, /^not in it: pipe \(fifo\) \(/m)
+    assert.doesNotMatch(capture.out, /not in it/, 'nothing is said where nothing was left out')
+    fs.rmSync(path.join(wd, 'pipe'))
+    await cli('checkpoint', 'rm', id, 'with-pipe')
 
     const rm = await cli('checkpoint', 'rm', id, 'first')
     assert.equal(rm.status, 0, rm.err)

@@ -54,6 +54,16 @@ function checkpointsAt(s) {
   }
 }
 
+/** What a capture left out, for a person: the first few, and how many more. */
+function skippedText(skipped) {
+  const shown = skipped.slice(0, SKIPPED_SHOWN).map((s) => `${s.path} (${s.kind})`)
+  const more = skipped.length > SKIPPED_SHOWN ? `, and ${skipped.length - SKIPPED_SHOWN} more` : ''
+  return `not in it: ${shown.join(', ')}${more} (sockets, FIFOs and devices hold no data to copy; a vanished entry was removed while the capture read the tree)`
+}
+
+/** How many skipped entries a capture's line names. */
+const SKIPPED_SHOWN = 10
+
 async function checkpoint(args, io) {
   checked(args)
   const s = await placesOf(args.sandbox)
@@ -73,6 +83,7 @@ async function checkpoint(args, io) {
   } else if (args.action === 'capture') {
     const r = await at.capture(args.name)
     io.out.write(`captured checkpoint ${r.name}: ${r.files} files, ${r.bytes} bytes, ${r.newBytes} bytes written (${r.unchanged} files shared with the last capture)\n`)
+    if (r.skipped.length > 0) io.out.write(`${skippedText(r.skipped)}\n`)
   } else if (args.action === 'restore') {
     const r = await at.restore(args.name)
     io.out.write(

@@ -87,9 +87,9 @@ async function checkpointPost(res, key, body, { catalog, headers }) {
   try {
     const done = await catalog.checkpointAction(key, asked.action, asked.name)
     if (!done) return json(res, 404, { error: 'no such sandbox' }, headers)
-    const { name, files, bytes, newBytes, unchanged, removed } = done
+    const { name, files, bytes, newBytes, unchanged, removed, skipped } = done
     const written = typeof newBytes === 'number' ? bytesText(newBytes) : undefined
-    return json(res, 200, { ok: true, result: { name: name ?? asked.name, files, bytes, newBytes, written, unchanged, removed } }, headers)
+    return json(res, 200, { ok: true, result: { name: name ?? asked.name, files, bytes, newBytes, written, unchanged, removed, skipped } }, headers)
   } catch (e) {
     // A bad name, an unknown checkpoint, a full disk: the typed error's sentence, for the page to show.
     return json(res, e && e.osCode === 'ENOENT' ? 404 : 409, { error: e && e.message ? e.message : String(e), code: e && e.code }, headers)

@@ -28,15 +28,23 @@ function checkpointTools(ctx) {
   const name = z.string().min(1).max(255).describe('A checkpoint name: letters, digits, ".", "_" and "-", starting with a letter or digit')
   const checkpoint = { name: z.string(), createdAt: z.string(), files: z.number(), bytes: z.number(), newBytes: z.number().optional() }
 
+  const skipped = z
+    .array(z.object({ path: z.string(), kind: z.string() }))
+    .optional()
+    .describe("Entries not in the checkpoint: sockets, FIFOs and devices hold no data; 'vanished' ones were removed while the capture read the tree")
+
   const capture = tool('checkpoint_capture', {
     description:
       'Save the whole working directory as a named checkpoint, to come back to with checkpoint_restore (take one before a risky change). ' +
       'Files unchanged since the last checkpoint are shared with it, so a checkpoint costs about what changed (newBytes). ' +
       'An existing checkpoint of the same name is replaced. Without a name, one is made from the time.',
     inputSchema: z.object({ name: name.optional() }),
-    outputSchema: z.object(checkpoint),
+    outputSchema: z.object({ ...checkpoint, skipped }),
     async execute(input, sandbox) {
-      return shown(await sandbox.checkpoints.capture(input.name))
+      const made = await sandbox.checkpoints.capture(input.name)
+      const out = shown(made)
+      if (made.skipped.length > 0) out.skipped = made.skipped
+      return out
     },
   })
 

@@ -235,7 +235,8 @@
         const a = await post(path, { action: 'capture', name: name === '' ? undefined : name })
         if (a) {
           input.value = ''
-          done(`captured ${a.result.name}: ${a.result.files} files, ${a.result.written} written (${a.result.unchanged} files shared with the last capture)`)
+          const left = a.result.skipped && a.result.skipped.length > 0 ? `; not in it: ${a.result.skipped.length} entries (${[...new Set(a.result.skipped.map((s) => s.kind))].join(', ')})` : ''
+          done(`captured ${a.result.name}: ${a.result.files} files, ${a.result.written} written (${a.result.unchanged} files shared with the last capture)${left}`)
         }
       } finally {
         b.disabled = false
