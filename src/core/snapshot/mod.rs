@@ -183,6 +183,7 @@ mod files;
 mod path_hash;
 mod prefetch;
 mod record;
+mod replace;
 mod rollback;
 mod swap;
 mod sys;
