@@ -10,7 +10,7 @@ use std::ffi::CStr;
 use std::os::fd::RawFd;
 
 /// The working files a restore found to hold their checkpoint file's bytes, for the record
-/// (see `learn`). Only those: a file the restore copies is a new inode whose times are those of
+/// (see `rollback::learn`). Only those: a file the restore copies is a new inode whose times are those of
 /// the checkpoint's file, not a state a record could vouch for, and noting it would only make
 /// every restore that copies rewrite the record.
 pub(super) struct Learning {
