@@ -4,6 +4,7 @@
 // own catalog of persistent sandboxes.
 import { it } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import * as fs from 'node:fs'
 import * as http from 'node:http'
 import { createRequire } from 'node:module'
@@ -89,6 +90,15 @@ describeBackends("a sandbox's checkpoints in the web view", ['native', 'persiste
     assert.equal(await page.locator('#notice').innerText(), 'restored before: 1 of 1 files written back, 1 entries removed')
     assert.equal(fs.readFileSync(path.join(wd, 'app.js'), 'utf8'), 'v1\n')
     assert.deepEqual(fs.readdirSync(wd), ['app.js'])
+
+    // What a capture left out is said: a FIFO holds no data to copy.
+    execFileSync('mkfifo', [path.join(wd, 'pipe')])
+    await section.getByLabel('checkpoint name').fill('with-pipe')
+    await section.getByRole('button', { name: 'Capture' }).click()
+    await page.locator('#notice', { hasText: 'captured with-pipe' }).waitFor()
+    assert.match(await page.locator('#notice').innerText(), /^captured with-pipe: 1 files, .*; not in it: 1 entries \(fifo\)$/)
+    fs.rmSync(path.join(wd, 'pipe'))
+    await sb.checkpoints.delete('with-pipe')
 
     // A capture under a name that exists asks first; cancelled, the checkpoint stays as it was.
     const made = (await sb.checkpoints.list()).find((c) => c.name === 'after').createdAt.getTime()
