@@ -106,7 +106,7 @@ function snapshotState(snap) {
 
 function snapshotTables(snap) {
   const out = [
-    `Tree: ${fmt(snap.tree.files, 0)} files, ${fmt(snap.tree.bytes / 1e6, 0)} MB, ${snap.tree.links} symlinks, nested directories and empty ones; ${snap.rounds} rounds, contenders interleaved. Page cache ${snapshotState(snap)}.`,
+    `Tree: ${fmt(snap.tree.files, 0)} files, ${fmt(snap.tree.bytes / 1e6, 0)} MB, ${snap.tree.links} symlinks, nested directories and empty ones; ${snap.rounds} rounds, contenders interleaved. Page cache ${snapshotState(snap)}. ${snap.outputsKept ? 'Outputs were set aside and removed after the section: on ext4 without a journal a removal makes every create of the next 30 s skip the freed inodes, a cost of the bench, not of the next contender.' : 'Outputs were removed between runs (under 16 GiB free): on ext4 without a journal each contender then pays for the previous removal at every file it makes.'}`,
     '',
   ]
   if (snap.problems?.length) out.push(`Incomplete copies: ${snap.problems.join('; ')}`, '')

@@ -87,7 +87,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
  * @returns { rounds, files, changed, capture: { incremental: [], full: [], linkFloor: [] }, restore: { inPlace: [], full: [], statFloor: [] },
  *   disk: { incremental: [], full: [] }, newBytes: { capture: [], restore: [] } } (seconds, bytes; one entry per round)
  */
-export async function incrementalSection({ NativeLocalSandbox, tree, base, rounds, cold, dropCaches, measure, problems, log }) {
+export async function incrementalSection({ NativeLocalSandbox, tree, base, rounds, cold, dropCaches, measure, problems, log, discard }) {
   const cps = path.join(base, 'incremental')
   const fullCps = path.join(base, 'full-capture')
   const out = path.join(base, 'restored')
@@ -116,7 +116,7 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
         log(`  capture round ${round}  incremental (checkpoints.capture)          ${secs.toFixed(3).padStart(7)} s, ${(r.newBytes / 1e6).toFixed(1)} MB written`)
       },
       async () => {
-        fs.rmSync(fullCps, { recursive: true, force: true })
+        discard(fullCps)
         await dropCaches(cold, tree)
         const full = new NativeLocalSandbox({ workingDirectory: tree, checkpointsDirectory: fullCps })
         const { secs, r } = await timed(() => full.checkpoints.capture('full'))
@@ -124,7 +124,7 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
         log(`  capture round ${round}  full (nothing to share)                   ${secs.toFixed(3).padStart(7)} s, ${(r.newBytes / 1e6).toFixed(1)} MB written`)
       },
       async () => {
-        fs.rmSync(linked, { recursive: true, force: true })
+        discard(linked)
         await dropCaches(cold, tree)
         const { secs } = await timed(() => linkTree(path.join(cps, `round-${round - 1}`), linked))
         res.capture.linkFloor.push(secs)
@@ -132,10 +132,10 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
       },
     ]
     for (const c of rotate(captures, round)) await c()
-    fs.rmSync(linked, { recursive: true, force: true })
+    discard(linked)
     res.disk.incremental.push(ownDiskBytes(cps, name))
     res.disk.full.push(ownDiskBytes(fullCps, 'full'))
-    fs.rmSync(fullCps, { recursive: true, force: true })
+    discard(fullCps)
     await sb.checkpoints.delete(`round-${round - 1}`)
 
     // The next round's changes, rolled back here.
@@ -149,7 +149,7 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
         log(`  restore round ${round}  in place (checkpoints.restore)             ${secs.toFixed(3).padStart(7)} s, ${(r.newBytes / 1e6).toFixed(1)} MB written`)
       },
       async () => {
-        fs.rmSync(out, { recursive: true, force: true })
+        discard(out)
         await dropCaches(cold, path.join(cps, name))
         const into = new NativeLocalSandbox({ workingDirectory: out, checkpointName: name, checkpointsDirectory: cps })
         const { secs } = await timed(() => into._start())
@@ -167,7 +167,7 @@ export async function incrementalSection({ NativeLocalSandbox, tree, base, round
     for (const c of rotate(restores, round)) await c()
     const [inPlace, full] = [measure(tree), measure(out)]
     if (JSON.stringify(inPlace) !== JSON.stringify(full)) problems.push(`round ${round}: restored in place ${JSON.stringify(inPlace)}, in full ${JSON.stringify(full)}`)
-    fs.rmSync(out, { recursive: true, force: true })
+    discard(out)
   }
   return res
 }

@@ -7,7 +7,8 @@
 // Capture: `snapshot()` of a sandbox on the tree (Mastra's protocol for both: copy to a temporary
 // sibling, rename into place), and `cp -a tree dest`. Restore: `start()` of a sandbox whose
 // working directory is missing (restored from the checkpoint), and `mkdir dest && cp -a ckpt/. dest`;
-// all three restore the same checkpoint. Outputs are removed between runs, outside the timing.
+// all three restore the same checkpoint. Outputs are set aside between runs and removed at the
+// end (lib/discard.mjs: removing one just before the next contender made it pay for the removal).
 //
 // Then checkpoints that cost what changed: captures that share unchanged files, and restores in
 // place (checkpoints-incremental.mjs).
@@ -25,6 +26,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { promisify } from 'node:util'
 import { median, rotate } from '../lib/stats.mjs'
+import { discarder } from '../lib/discard.mjs'
 
 const run = promisify(execFile)
 const now = () => performance.now()
@@ -118,6 +120,7 @@ export async function snapshotSection({ rounds, small, big, log }) {
     log(`   Mastra LocalSandbox unavailable: ${e.message}`)
   }
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'procvisor-bench-snapshot-')))
+  const discard = discarder(base)
   const tree = path.join(base, 'tree')
   const cps = path.join(base, 'checkpoints')
   const out = path.join(base, 'out')
@@ -180,7 +183,7 @@ export async function snapshotSection({ rounds, small, big, log }) {
       const acc = new Map(contenders.map((c) => [c, { secs: [], jsCpuMs: [] }]))
       for (let r = 0; r < rounds; r++) {
         for (const c of rotate(contenders, r)) {
-          fs.rmSync(out, { recursive: true, force: true })
+          discard(out)
           c.before?.()
           await dropCaches(cold, op === 'capture' ? tree : path.join(cps, 'ref'))
           const cpu0 = threadCpuMs()
@@ -214,8 +217,8 @@ export async function snapshotSection({ rounds, small, big, log }) {
     }
     // Checkpoints that cost what changed, on the same tree (checkpoints-incremental.mjs).
     const { incrementalSection } = await import('./checkpoints-incremental.mjs')
-    const incremental = await incrementalSection({ NativeLocalSandbox, tree, base, rounds: rounds + 2, cold, dropCaches, measure, problems, log })
-    return { state: cold ? 'cold' : 'warm', tree: made, rounds, rows, problems, incremental }
+    const incremental = await incrementalSection({ NativeLocalSandbox, tree, base, rounds: rounds + 2, cold, dropCaches, measure, problems, log, discard })
+    return { state: cold ? 'cold' : 'warm', tree: made, rounds, rows, problems, incremental, outputsKept: discard.keeps }
   } finally {
     await run('chmod', ['-R', 'u+rwX', base]).catch(() => {})
     fs.rmSync(base, { recursive: true, force: true })
