@@ -1,11 +1,13 @@
 // Outputs of the checkpoint sections, put out of the way without being removed until the end.
 //
-// ext4 without a journal skips, at every create, each inode freed in the last 30 s, reading its
-// table block to know (`find_inode_bit`, `recently_deleted`). Removing a 16,000-file output just
-// before the next contender made every copy of the following 30 s pay for it, at every file it
-// made: a full restore took 0.47-0.78 s depending on its place in the rotation, against 0.36 s
-// with nothing freed nearby, and `cp -a` paid it too. That cost is the bench's own removals, not
-// the contenders': the outputs are renamed aside, and removed with the section's directory.
+// ext4 without a journal skips, at every create, each free inode of the group that was freed in
+// the last minute (five more while its inode table block is dirty), reading that block to know
+// (`find_inode_bit`, `recently_deleted`). Removing a 16,000-file output just before the next
+// contender made that contender pay for it at every file it made: a full restore took 0.47-0.78 s
+// depending on its place in the rotation, against 0.41-0.44 s with nothing removed for minutes,
+// and `cp -a` paid it too. That cost is the bench's own removals, not the contenders': the
+// outputs are renamed aside, and removed with the section's directory. (A run of the section
+// within minutes of another's end still pays for that one's removal.)
 import fs from 'node:fs'
 import path from 'node:path'
 
