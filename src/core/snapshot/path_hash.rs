@@ -5,17 +5,15 @@ use std::sync::OnceLock;
 
 /// The hash of a record's table. A capture or a restore looks up every file of the tree, and
 /// std's SipHash of a path took as long as the lookup's other work; this one takes 8 bytes at a
-/// step. Seeded once per process at random, so a tree's names cannot be chosen to collide.
+/// step. Keyed once per process at random, so a tree's names cannot be chosen to collide.
 #[derive(Clone, Copy)]
 pub(super) struct PathHash(u64);
 
 impl Default for PathHash {
     fn default() -> Self {
         use std::hash::BuildHasher;
-        static SEED: OnceLock<u64> = OnceLock::new();
-        PathHash(
-            *SEED.get_or_init(|| std::collections::hash_map::RandomState::new().hash_one(0x7072_6f63_7669_736fu64)),
-        )
+        static KEY: OnceLock<u64> = OnceLock::new();
+        PathHash(*KEY.get_or_init(|| std::collections::hash_map::RandomState::new().hash_one(0x7072_6f63_7669_736fu64)))
     }
 }
 
