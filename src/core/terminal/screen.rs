@@ -153,7 +153,9 @@ mod tests {
 
     proptest::proptest! {
         /// Within the OSC bound the filter changes nothing the parser renders, however the
-        /// output is cut into reads.
+        /// output is cut into reads. The parser is given the same reads: it does not render
+        /// every cut alike itself (a UTF-8 sequence cut in two and followed by an invalid one
+        /// loses the next character, vt100 0.18), and that is not the filter's to change.
         #[test]
         fn short_oscs_render_as_without_the_filter(
             data in proptest::collection::vec(
@@ -162,10 +164,11 @@ mod tests {
             ),
             cut in 0usize..300,
         ) {
-            let mut raw = vt100::Parser::new_with_callbacks(nz(4), nz(10), 0, Title::default());
-            raw.process(&data);
-            let mut s = Screen::new(10, 4);
             let (a, b) = data.split_at(cut.min(data.len()));
+            let mut raw = vt100::Parser::new_with_callbacks(nz(4), nz(10), 0, Title::default());
+            raw.process(a);
+            raw.process(b);
+            let mut s = Screen::new(10, 4);
             s.feed(a);
             s.feed(b);
             let snap = s.snapshot();
