@@ -178,3 +178,30 @@ export function raw(socketPath) {
   }
   return c
 }
+
+/** The next frame of raw client `c` that `pred` accepts (or `'closed'`). */
+export async function nextOf(c, pred) {
+  for (;;) {
+    const m = await c.next()
+    if (m === 'closed' || pred(m)) return m
+  }
+}
+
+/**
+ * Runs `fn` with every ring this Node process maps handed to `watch(ring)` first (which may wrap
+ * its methods to count what is read); resolves with what `fn` resolved with.
+ */
+export async function watchingRings(fn, watch) {
+  const { binding } = require('../../lib/native/native.js')
+  const open = binding.openSharedOutput
+  binding.openSharedOutput = (...args) => {
+    const ring = open(...args)
+    watch(ring)
+    return ring
+  }
+  try {
+    return await fn()
+  } finally {
+    binding.openSharedOutput = open
+  }
+}

@@ -9,7 +9,7 @@ import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { raw, sandboxesPerTest } from './persistent-common.mjs'
+import { nextOf, raw, sandboxesPerTest, watchingRings } from './persistent-common.mjs'
 import { eventually } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
@@ -23,10 +23,8 @@ const sandboxes = sandboxesPerTest('shared')
  * bytes read from them.
  */
 async function countingRings(fn) {
-  const open = binding.openSharedOutput
   const seen = { rings: 0, bytes: 0 }
-  binding.openSharedOutput = (...args) => {
-    const ring = open(...args)
+  const result = await watchingRings(fn, (ring) => {
     seen.rings++
     const read = ring.readText.bind(ring)
     ring.readText = (...a) => {
@@ -34,13 +32,8 @@ async function countingRings(fn) {
       seen.bytes += r.bytes
       return r
     }
-    return ring
-  }
-  try {
-    return { result: await fn(), seen }
-  } finally {
-    binding.openSharedOutput = open
-  }
+  })
+  return { result, seen }
 }
 
 /** 24 MiB on stdout and 6 on stderr, bytes of every value, from a file made once. */
@@ -262,14 +255,6 @@ function ringsOf(pid) {
     } catch {}
   }
   return rings.size
-}
-
-/** The next frame of raw client `c` that `pred` accepts (or `'closed'`). */
-async function nextOf(c, pred) {
-  for (;;) {
-    const m = await c.next()
-    if (m === 'closed' || pred(m)) return m
-  }
 }
 
 /**

@@ -391,4 +391,4 @@ async function stop(native) {
   return waitForExit(native)
 }
 
-module.exports = { addUsage, status, waitForExit, logs, logStart, logEvents, output, waitForLog, waitForPort, kill, stop, logCursor, iso, toExit }
+module.exports = { addUsage, status, waitForExit, logs, logStart, logEvent, logEvents, output, waitForLog, waitForPort, kill, stop, logCursor, iso, toExit }

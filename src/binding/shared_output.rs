@@ -7,7 +7,7 @@
 use crate::binding::checks::seq_arg;
 use crate::binding::error::js_error;
 use crate::binding::output_decoder::NativeOutputDecoder;
-use crate::binding::process::NativeChunk;
+use crate::binding::process::{to_event, NativeChunk, NativeLogEvent};
 use crate::core::output::shared_read::{Mapping, RingBroken, RingReader};
 use crate::core::persistent::fdpass::{self, FdServer, Token};
 use napi::Env;
@@ -88,6 +88,19 @@ pub struct NativeSharedText {
     pub truncated: bool,
 }
 
+/// What a read of the ring as events found.
+#[napi(object, object_from_js = false)]
+pub struct NativeSharedEvents {
+    /// The events read, as a log read gives them.
+    pub events: Vec<NativeLogEvent>,
+    /// How many bytes they held.
+    pub bytes: f64,
+    /// The position to read from next.
+    pub pos: f64,
+    /// Events this reader had not read were overwritten: the read went on from the oldest kept.
+    pub truncated: bool,
+}
+
 fn broken(e: RingBroken) -> napi::Error {
     napi::Error::from_reason(format!("the shared output breaks its rules: {}", e.0))
 }
@@ -138,6 +151,29 @@ impl NativeSharedOutput {
             bytes,
             pos: plan.pos as f64,
             truncated: plan.truncated,
+        })
+    }
+
+    /// Events from position `pos`, of sequence numbers up to `until`, about `maxBytes` of
+    /// output, as process `processId`'s log holds them (its cursors name it): what a `logs()`
+    /// stream reads from the ring, each event's bytes copied once from the mapping.
+    #[napi]
+    pub fn read_events(
+        &self,
+        env: &Env,
+        pos: f64,
+        until: f64,
+        max_bytes: f64,
+        process_id: String,
+    ) -> napi::Result<NativeSharedEvents> {
+        let (pos, until) = (arg(env, "pos", pos)?, arg(env, "until", until)?);
+        let max = arg(env, "maxBytes", max_bytes)? as usize;
+        let read = self.with(|r| r.read_events(pos, until, max))?;
+        Ok(NativeSharedEvents {
+            events: read.events.into_iter().map(|e| to_event(&process_id, e)).collect(),
+            bytes: read.bytes as f64,
+            pos: read.pos as f64,
+            truncated: read.truncated,
         })
     }
 

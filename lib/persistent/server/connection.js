@@ -254,6 +254,13 @@ function serveSocket(socket, host) {
         client.credit(m)
         continue
       }
+      if (m.t === 'logShared' || m.t === 'logRead' || m.t === 'logLost') {
+        if (!Number.isSafeInteger(m.s)) return client.refuse(SANDBOX_PROTOCOL_MISMATCH, `a ${m.t} frame names a log stream by its number`)
+        // A stream closed meanwhile: nothing to do.
+        const why = client.streams.get(m.s)?.ringWord(m)
+        if (why) return client.refuse(SANDBOX_PROTOCOL_MISMATCH, why)
+        continue
+      }
       if (m.t === 'shared' || m.t === 'read') {
         const why = client.feed.shared(m)
         if (why) return client.refuse(SANDBOX_PROTOCOL_MISMATCH, why)

@@ -26,7 +26,6 @@
 // would. The same stall rule applies: one that does not answer is not waited for.
 
 const protocol = require('../wire/protocol')
-const { logEvents } = require('../../process/observe')
 
 /** Bytes taken from a log at once (all a 1 MiB log holds): about the most one OUT frame carries. */
 const BATCH = 1024 * 1024
@@ -81,6 +80,12 @@ function holdFor(rec) {
   }
 }
 
+/** One reader of the ring of `rec` (a client's subscription, or a `logs()` stream) is done with it. */
+function unshare(rec) {
+  // The last one is gone: the supervisor stops writing the ring.
+  if (--rec.sharing === 0) rec.core.native.unshareOutput()
+}
+
 class Feed {
   constructor(client) {
     this.client = client
@@ -114,8 +119,7 @@ class Feed {
     const sub = this.subs.get(rec)
     if (!sub) return
     clearTimeout(sub.share?.timer)
-    // The last client offered the ring is gone: the supervisor stops writing it.
-    if (sub.share && sub.share.state !== 'none' && --rec.sharing === 0) rec.core.native.unshareOutput()
+    if (sub.share && sub.share.state !== 'none') unshare(rec)
     this.subs.delete(rec)
     if (this.byPid.get(rec.pid) === rec) this.byPid.delete(rec.pid)
     rec.subscribers.delete(this.client)
@@ -320,115 +324,4 @@ class Feed {
   }
 }
 
-/**
- * One `logs()` stream of a client: the events the Processes API's `logs()` would read, read from
- * the process's log when its wake-up says there is more, and pushed as BLOB frames (the data as
- * bytes beside a small JSON) within the credit the client grants as its stream is read. Like a
- * local `logs()` reader it never holds the process back: one that falls behind the bounded log
- * is told so by a `truncated` event, unless the process writes its log to files (`rec.logFiles`):
- * then what memory no longer holds is read from them, off the JS thread, which serves every
- * client meanwhile.
- */
-class LogStream {
-  constructor(client, id, rec, start) {
-    this.client = client
-    this.id = id
-    this.rec = rec
-    this.after = start.after
-    this.follow = start.follow
-    this.credit = protocol.WINDOW
-    this.later = false
-    this.done = false
-    /** A read of the files under way: nothing else is read until it is sent. */
-    this.reading = false
-    rec.streams.add(this)
-  }
-
-  grant(n) {
-    this.credit += n
-    this.next()
-  }
-
-  next() {
-    if (this.done || this.reading) return
-    const native = this.rec.core.native
-    let sent = 0
-    // Checked at each batch: many streams of one client share what its socket may queue.
-    while (this.credit > 0 && this.client.writable()) {
-      if (sent >= TURN_BYTES) {
-        if (this.later) return
-        this.later = true
-        return setImmediate(() => {
-          this.later = false
-          this.next()
-        })
-      }
-      const max = Math.min(this.credit, BATCH)
-      const read = native.readLogNow(this.after, max)
-      if (read.truncated && this.rec.logFiles) return this.fromFiles(max)
-      const n = this.send(read)
-      if (n < 0) return
-      sent += n
-    }
-  }
-
-  /**
-   * Reads on from the files (past what memory holds), then goes on as before. One read of the
-   * files at a time per client: a read holds up to a batch until it is sent, whatever the
-   * socket's backlog by then, and many streams of one client must not each hold one.
-   */
-  fromFiles(max) {
-    const client = this.client
-    if (client.readingFiles) return
-    client.readingFiles = true
-    this.reading = true
-    const finished = () => {
-      this.reading = false
-      client.readingFiles = false
-      // The client's other streams that waited for this read go on.
-      for (const st of client.streams.values()) if (st !== this) st.next()
-    }
-    this.rec.core.native.readLog(this.after, max).then(
-      (read) => {
-        const sent = this.done ? -1 : this.send(read)
-        finished()
-        if (sent >= 0) this.next()
-      },
-      (e) => {
-        finished()
-        if (!this.done) this.end({ error: protocol.fromError(e) })
-      },
-    )
-  }
-
-  /** Sends one read's events; the bytes sent, or -1 once nothing more is to be read now. */
-  send(read) {
-    this.after = read.next
-    if (read.events.length === 0 && !read.truncated) {
-      // Caught up: the process's wake-up brings the next events, or this is the end.
-      if (read.closed || !this.follow) this.end({})
-      return -1
-    }
-    const batch = logEvents(this.rec.core.native, read)
-    const n = this.client.sendValue({ t: 'log', s: this.id, events: batch.events })
-    this.credit -= n
-    if (batch.end) {
-      this.end({})
-      return -1
-    }
-    return n
-  }
-
-  end(extra) {
-    this.close()
-    this.client.send({ t: 'log', s: this.id, done: true, ...extra })
-  }
-
-  close() {
-    this.done = true
-    this.rec.streams.delete(this)
-    this.client.streams.delete(this.id)
-  }
-}
-
-module.exports = { Feed, LogStream, holdFor }
+module.exports = { Feed, holdFor, unshare, SHARE_AFTER, WAKES_AHEAD, BATCH, TURN_BYTES }

@@ -10,7 +10,7 @@ const errors = require('../../native/errors')
 const rules = require('../../process/mastra-rules')
 const { decodeValue } = require('../wire/values')
 const { followed } = require('./connection')
-const { LogStream } = require('./feed')
+const { LogStream } = require('./log-stream')
 const { logStart } = require('../../process/observe')
 
 /** Mastra's default retention per stream when a spawn names none. */

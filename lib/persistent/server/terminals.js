@@ -8,7 +8,7 @@ const errors = require('../../native/errors')
 const { Terminal } = require('../../faces/terminal')
 const { decodeValue } = require('../wire/values')
 const { followed } = require('./connection')
-const { LogStream } = require('./feed')
+const { LogStream } = require('./log-stream')
 const { logStart } = require('../../process/observe')
 
 /** The Terminal methods a client may call, and nothing of the object beyond them. */
@@ -20,7 +20,7 @@ const METHODS = new Set(['write', 'resize', 'interrupt', 'kill', 'terminate', 'g
  * logs (wire/log-files.js). The manager's end is theirs.
  */
 function supervisorTerminals({ manager, logFiles, ending }) {
-  /** Terminal id → { core, streams }: what LogStream (feed.js) reads a terminal's output from. */
+  /** Terminal id → { core, streams }: what LogStream (log-stream.js) reads a terminal's output from. */
   const logged = new Map()
 
   async function terminalOf(id) {

@@ -28,8 +28,11 @@
 
 const errors = require('../../native/errors')
 
-/** Bumped whenever a frame's meaning changes (2: replies in parts; 3: binary frames, credit). */
-const PROTOCOL = 3
+/**
+ * Bumped whenever a frame's meaning changes (2: replies in parts; 3: binary frames, credit; 4:
+ * rings that hold the whole log, and `logs()` streams read from them).
+ */
+const PROTOCOL = 4
 const VERSION = require('../../../package.json').version
 /** A frame larger than this is a protocol error, not a reason to allocate without bound. */
 const MAX_FRAME = 64 * 1024 * 1024

@@ -141,7 +141,7 @@ impl ToNapiValue for EventKind {
     }
 }
 
-pub(super) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
+pub(crate) fn to_event(id: &str, e: LogEvent) -> NativeLogEvent {
     let mut event = NativeLogEvent {
         seq: e.seq as f64,
         kind: EventKind::Exited,

@@ -55,12 +55,21 @@ pub(super) fn encode(ev: &LogEvent) -> (Vec<u8>, Option<Bytes>) {
     f.extend_from_slice(&ev.seq.to_le_bytes());
     f.extend_from_slice(&ev.at_ms.to_le_bytes());
     f.extend_from_slice(&ev.end_offset.to_le_bytes());
-    match &ev.body {
-        EventBody::Output(_, b) => return (f, Some(b.clone())),
-        EventBody::Exited(exit) => push_exit(&mut f, exit),
+    if let EventBody::Output(_, b) = &ev.body {
+        return (f, Some(b.clone()));
+    }
+    push_note(&mut f, &ev.body);
+    (f, None)
+}
+
+/// The payload of an event that is not output, appended to `f`.
+fn push_note(f: &mut Vec<u8>, body: &EventBody) {
+    match body {
+        EventBody::Output(..) => {}
+        EventBody::Exited(exit) => push_exit(f, exit),
         EventBody::Restart { attempt, exit } => {
             f.extend_from_slice(&attempt.to_le_bytes());
-            push_exit(&mut f, exit);
+            push_exit(f, exit);
         }
         EventBody::Probe { kind, ok, reason } => {
             f.push(matches!(kind, ProbeKind::Liveness) as u8);
@@ -68,7 +77,27 @@ pub(super) fn encode(ev: &LogEvent) -> (Vec<u8>, Option<Bytes>) {
             f.extend_from_slice(reason.as_bytes());
         }
     }
-    (f, None)
+}
+
+/// An event that is not output as its kind (2 restart, 3 probe, 4 exited) and payload, as a
+/// frame carries them: the form such an event takes in shared memory too. `None` for output.
+pub(crate) fn note(body: &EventBody) -> Option<(u32, Vec<u8>)> {
+    let kind = match body {
+        EventBody::Output(..) => return None,
+        EventBody::Restart { .. } => 2,
+        EventBody::Probe { .. } => 3,
+        EventBody::Exited(_) => 4,
+    };
+    let mut payload = Vec::with_capacity(payload_len(body));
+    push_note(&mut payload, body);
+    Some((kind, payload))
+}
+
+/// The event of kind `kind` (as `note` gives it, or 0/1 for output) read back from anywhere,
+/// trusting nothing: `None` for a kind or payload that is not one.
+pub(crate) fn event_of(kind: u32, seq: u64, at_ms: u64, payload: Vec<u8>) -> Option<LogEvent> {
+    let kind = u8::try_from(kind).ok().filter(|&k| k <= 4)?;
+    event(&Header { kind, len: payload.len(), seq, at_ms, end_offset: 0 }, payload)
 }
 
 fn push_exit(f: &mut Vec<u8>, exit: &ExitInfo) {

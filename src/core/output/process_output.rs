@@ -158,9 +158,16 @@ impl Output {
     pub fn note(&self, body: EventBody) {
         let seq = {
             let mut t = self.texts();
+            let note = super::disk_frame::note(&body);
             let seq = t.log.append(body);
-            if seq.is_some() {
+            if let Some(seq) = seq {
                 self.to_disk(&t);
+                // The ring mirrors the whole log from its first record on: a `logs()` stream read
+                // from it gets a service's restarts and probes, and the end, in their place.
+                let at_ms = t.log.newest().map_or(0, |e| e.at_ms);
+                if let (Some(ring), Some((kind, payload))) = (&mut t.ring, note) {
+                    ring.append(seq, at_ms, kind, &payload);
+                }
             }
             seq
         };

@@ -12,7 +12,10 @@
 //! Layout: a 64-byte header (magic, capacity, head, tail, first sequence number), then
 //! `capacity` bytes of data. Positions are byte counts since the first record (never wrapped;
 //! the byte at position p is at `64 + p % capacity`). A record is a 24-byte header (sequence
-//! number, milliseconds since the epoch, length, stream) and its bytes, padded to 8. The writer
+//! number, milliseconds since the epoch, length, kind) and its bytes, padded to 8. Its kind is
+//! the stream of output (0 stdout, 1 stderr) or an event that is not output, encoded as a log
+//! file's frame encodes it (2 restart, 3 probe, 4 the end): from its first record on, the ring
+//! holds the whole log. The writer
 //! moves the tail past the records it is about to overwrite before it writes (a release fence
 //! between), then moves the head past the record it wrote: a reader that copied a record and
 //! then still sees the tail at or before it has an intact copy.
@@ -174,14 +177,17 @@ impl RingWriter {
         }
     }
 
-    /// Appends the output event `seq` of `stream` (0 stdout, 1 stderr). One larger than half the
-    /// ring goes as several records of the same sequence number.
+    /// Appends event `seq` of kind `stream` (0 stdout, 1 stderr, 2-4 an event that is not
+    /// output). Output larger than half the ring goes as several records of the same sequence
+    /// number.
     pub fn append(&mut self, seq: u64, at_ms: u64, stream: u32, data: &[u8]) {
         let most = self.capacity / 2 - RECORD_HEADER;
-        let mut parts = data.chunks(most).peekable();
-        if parts.peek().is_none() {
-            return;
+        if data.is_empty() {
+            // A record all the same: the ring's sequence numbers have no gaps, so a reader that
+            // finds one knows it missed an event.
+            return self.append_one(seq, at_ms, stream, data);
         }
+        let parts = data.chunks(most);
         for part in parts {
             self.append_one(seq, at_ms, stream, part);
         }

@@ -3,6 +3,8 @@
 //! reads records from it, checking every header, position and length, and detecting the
 //! records the writer overwrote while they were copied.
 
+use super::disk_frame::event_of;
+use super::log::{EventBody, LogEvent, Stream};
 use super::shared::{pad8, HEADER, HEAD_AT, MAGIC, RECORD_HEADER, TAIL_AT};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -33,6 +35,29 @@ pub struct RingRead {
     pub pos: u64,
     /// Records the reader had not read were overwritten: the read skipped to the oldest kept.
     pub truncated: bool,
+}
+
+/// The kinds of record a ring holds: output (0, 1) and the events that are not (2-4).
+const MAX_KIND: u32 = 4;
+
+/// A record's header, as read.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    seq: u64,
+    at_ms: u64,
+    kind: u32,
+    len: usize,
+}
+
+/// What a read of events found.
+pub struct RingEvents {
+    pub events: Vec<LogEvent>,
+    /// The position to read from next time.
+    pub pos: u64,
+    /// Events this reader had not read were overwritten: the read skipped to the oldest kept.
+    pub truncated: bool,
+    /// Bytes copied (output and the other events' payloads).
+    pub bytes: usize,
 }
 
 /// Why a ring cannot be read: what it holds breaks its own rules.
@@ -109,7 +134,7 @@ impl RingReader {
                 pos = tail;
                 continue;
             }
-            let (seq, _, size) = record?;
+            let (Record { seq, .. }, size) = record?;
             if seq > after {
                 return Ok(pos);
             }
@@ -146,18 +171,19 @@ impl RingReader {
         Ok(())
     }
 
-    /// The header of the record at `pos`: its sequence number, its stream and length, its size.
-    fn record_at(&self, pos: u64, head: u64) -> Result<(u64, (u32, usize), u64), RingBroken> {
+    /// The header of the record at `pos`: what it is, and its size in the ring.
+    fn record_at(&self, pos: u64, head: u64) -> Result<(Record, u64), RingBroken> {
         let mut h = [0u8; RECORD_HEADER];
         self.copy_out(pos, &mut h);
         let seq = u64::from_ne_bytes(h[0..8].try_into().unwrap_or_default());
+        let at_ms = u64::from_ne_bytes(h[8..16].try_into().unwrap_or_default());
         let len = u32::from_ne_bytes(h[16..20].try_into().unwrap_or_default()) as usize;
-        let stream = u32::from_ne_bytes(h[20..24].try_into().unwrap_or_default());
+        let kind = u32::from_ne_bytes(h[20..24].try_into().unwrap_or_default());
         let size = (RECORD_HEADER + pad8(len)) as u64;
-        if pos + size > head || size > self.capacity / 2 + 8 || stream > 1 {
-            return Err(RingBroken(format!("a record of {len} bytes of stream {stream} at {pos} (head {head})")));
+        if pos + size > head || size > self.capacity / 2 + 8 || kind > MAX_KIND {
+            return Err(RingBroken(format!("a record of {len} bytes of kind {kind} at {pos} (head {head})")));
         }
-        Ok((seq, (stream, len), size))
+        Ok((Record { seq, at_ms, kind, len }, size))
     }
 
     /// Records from position `pos` whose sequence number is at most `until`, about `max_bytes`
@@ -177,9 +203,13 @@ impl RingReader {
     /// The bytes of a read, copied once, with the plan that says their runs and where the next
     /// read starts. A copy the writer overtook is dropped and the read made again from the
     /// oldest record kept.
-    pub fn read_into(&self, mut pos: u64, until: u64, max_bytes: usize) -> Result<(Vec<u8>, RingPlan), RingBroken> {
+    pub fn read_into(&self, pos: u64, until: u64, max_bytes: usize) -> Result<(Vec<u8>, RingPlan), RingBroken> {
+        self.copy(pos, until, max_bytes, false)
+    }
+
+    fn copy(&self, mut pos: u64, until: u64, max_bytes: usize, notes: bool) -> Result<(Vec<u8>, RingPlan), RingBroken> {
         for _ in 0..OVERTAKEN_MAX {
-            let plan = self.plan(pos, until, max_bytes)?;
+            let plan = self.plan(pos, until, max_bytes, notes)?;
             let mut out = vec![0u8; plan.total];
             if self.fill(&plan, &mut out) {
                 return Ok((out, plan));
@@ -189,9 +219,46 @@ impl RingReader {
         Err(overtaken())
     }
 
+    /// Events from position `pos` whose sequence number is at most `until`, about `max_bytes` of
+    /// output (at least one event when there is one; an event the writer split goes whole), as
+    /// the log holds them: what a `logs()` stream reads. Their bytes are copied once.
+    pub fn read_events(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingEvents, RingBroken> {
+        let (data, plan) = self.copy(pos, until, max_bytes, true)?;
+        let data = bytes::Bytes::from(data);
+        let mut events: Vec<LogEvent> = Vec::with_capacity(plan.records.len());
+        let mut at = 0;
+        for r in &plan.records {
+            let part = data.slice(at..at + r.len);
+            at += r.len;
+            if r.kind <= 1 {
+                // The parts of one event the writer split, joined: they lie together in `data`.
+                if let Some(LogEvent { seq, body: EventBody::Output(s, b), .. }) = events.last_mut() {
+                    if *seq == r.seq && s.index() as u32 == r.kind {
+                        *b = data.slice(at - r.len - b.len()..at);
+                        continue;
+                    }
+                }
+                let stream = if r.kind == 0 { Stream::Stdout } else { Stream::Stderr };
+                events.push(LogEvent {
+                    seq: r.seq,
+                    at_ms: r.at_ms,
+                    body: EventBody::Output(stream, part),
+                    end_offset: 0,
+                });
+            } else {
+                let ev = event_of(r.kind, r.seq, r.at_ms, part.to_vec()).ok_or_else(|| {
+                    RingBroken(format!("an event of kind {} of {} bytes that is not one", r.kind, r.len))
+                })?;
+                events.push(ev);
+            }
+        }
+        Ok(RingEvents { events, pos: plan.pos, truncated: plan.truncated, bytes: plan.total })
+    }
+
     /// What a read from `pos` would copy, from the records' headers alone: its memory is sized
-    /// with `total` before `fill` copies into it.
-    fn plan(&self, pos: u64, until: u64, max_bytes: usize) -> Result<RingPlan, RingBroken> {
+    /// with `total` before `fill` copies into it. `notes`: the events that are not output are
+    /// read too (else they are passed over).
+    fn plan(&self, pos: u64, until: u64, max_bytes: usize, notes: bool) -> Result<RingPlan, RingBroken> {
         let mut plan = RingPlan { start: pos, pos, ..Default::default() };
         let mut overtaken_times = 0;
         loop {
@@ -214,14 +281,24 @@ impl RingReader {
                 // The header may have been overwritten as it was read: not a broken ring.
                 continue;
             }
-            let (seq, (stream, len), size) = record?;
-            if seq > until || (plan.total > 0 && plan.total + len > max_bytes) {
+            let (record, size) = record?;
+            let Record { seq, kind: stream, len, .. } = record;
+            // The parts of one split event are never read apart.
+            let same_event = plan.records.last().is_some_and(|r| r.seq == seq);
+            if seq > until || (plan.total > 0 && plan.total + len > max_bytes && !same_event) {
                 return Ok(plan);
             }
+            if (stream > 1 || len == 0) && !notes {
+                plan.pos += size;
+                continue;
+            }
             plan.parts.push((plan.pos + RECORD_HEADER as u64, len));
-            match plan.runs.last_mut() {
-                Some((s, n)) if *s == stream => *n += len,
-                _ => plan.runs.push((stream, len)),
+            plan.records.push(record);
+            if stream <= 1 {
+                match plan.runs.last_mut() {
+                    Some((s, n)) if *s == stream => *n += len,
+                    _ => plan.runs.push((stream, len)),
+                }
             }
             plan.total += len;
             plan.pos += size;
@@ -256,6 +333,8 @@ pub struct RingPlan {
     pub runs: Vec<(u32, usize)>,
     /// The bytes of every record: where they are in the ring, and how many.
     parts: Vec<(u64, usize)>,
+    /// Each record planned, in order.
+    records: Vec<Record>,
     /// Bytes of all the runs.
     pub total: usize,
 }

@@ -246,3 +246,84 @@ fn a_readers_lag_is_what_the_ring_holds_after_its_position() {
     assert!(held <= cap as u64 && held > (cap - 1024) as u64, "{held} of {cap}");
     assert!(w.lags(3) && !w.lags(200));
 }
+
+/// The whole log after the ring's first record, read back from a mapping of the ring as events:
+/// output, a service's restart and probe, and the end, each in its place.
+#[test]
+fn the_ring_holds_the_whole_log_as_a_logs_stream_reads_it() {
+    use crate::core::exit::ExitInfo;
+    use crate::core::output::log::{EventBody, ProbeKind, Stream};
+    use crate::core::output::process_output::Output;
+    let out = Output::new(1 << 20, 1000, None, None);
+    out.push(Stream::Stdout, b"before the ring\n");
+    let (fd, first) = out.share().unwrap();
+    assert_eq!(first, 2);
+    out.push(Stream::Stdout, b"one\n");
+    out.push(Stream::Stderr, b"two\n");
+    let exit = ExitInfo { code: 3, signal: None, stop: None };
+    out.note(EventBody::Restart { attempt: 1, exit: exit.clone() });
+    out.note(EventBody::Probe { kind: ProbeKind::Readiness, ok: true, reason: "port 80 open".into() });
+    out.push(Stream::Stdout, b"three\n");
+    out.close(EventBody::Exited(ExitInfo { code: 0, signal: Some(9), stop: None }));
+    let m = crate::core::output::shared_read::Mapping::of(fd).unwrap();
+    let r = m.reader().unwrap();
+    let read = r.read_events(r.position_after(first - 1).unwrap(), u64::MAX, usize::MAX).unwrap();
+    assert!(!read.truncated);
+    let from_log = out.reader_take(first - 1, usize::MAX).events;
+    assert_eq!(from_log.len(), 6);
+    let strip = |evs: &[crate::core::output::log::LogEvent]| {
+        evs.iter().map(|e| (e.seq, e.at_ms, e.body.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&read.events), strip(&from_log));
+    // A reader of text passes over what is not output.
+    let text = r.read(0, u64::MAX, usize::MAX).unwrap();
+    assert_eq!(
+        text.runs.iter().map(|x| (x.stream, String::from_utf8_lossy(&x.data).into_owned())).collect::<Vec<_>>(),
+        vec![(0, "one\n".into()), (1, "two\n".into()), (0, "three\n".into())]
+    );
+    assert_eq!(text.pos, read.pos);
+    // Read a few bytes at a time, the same events, one read after the other.
+    let mut pos = 0;
+    let mut events = Vec::new();
+    loop {
+        let some = r.read_events(pos, u64::MAX, 3).unwrap();
+        if some.events.is_empty() {
+            break;
+        }
+        pos = some.pos;
+        events.extend(some.events);
+    }
+    assert_eq!(strip(&events), strip(&from_log));
+}
+
+#[test]
+fn an_event_split_in_parts_is_read_as_one_whatever_the_size_asked() {
+    let cap = capacity_for(4096, 10);
+    let mut w = RingWriter::create(cap, 7).unwrap();
+    let big: Vec<u8> = (0..cap * 3 / 4).map(|i| (i % 251) as u8).collect();
+    w.append(7, 5, 1, &big);
+    w.append(8, 6, 0, b"after");
+    let m = Mapped::of(&w);
+    let r = m.reader();
+    let read = r.read_events(0, u64::MAX, 10).unwrap();
+    assert_eq!(read.events.len(), 1, "the split event alone, whole");
+    let crate::core::output::log::EventBody::Output(s, b) = &read.events[0].body else { panic!("output") };
+    assert_eq!((*s as usize, &b[..]), (1, &big[..]));
+    let rest = r.read_events(read.pos, u64::MAX, 10).unwrap();
+    assert_eq!(rest.events.len(), 1);
+    assert_eq!(rest.events[0].seq, 8);
+}
+
+#[test]
+fn a_reader_refuses_an_event_that_is_not_one() {
+    let mut w = RingWriter::create(capacity_for(4096, 10), 1).unwrap();
+    // An end whose payload is too short to say how the process ended.
+    w.append(1, 0, 4, b"\x01");
+    let m = Mapped::of(&w);
+    let err = m.reader().read_events(0, u64::MAX, usize::MAX).err().expect("refused");
+    assert!(err.0.contains("not one"), "{}", err.0);
+    let mut w = RingWriter::create(capacity_for(4096, 10), 1).unwrap();
+    w.append(1, 0, 9, b"what");
+    let m = Mapped::of(&w);
+    assert!(m.reader().read_events(0, u64::MAX, usize::MAX).is_err(), "a kind no ring has");
+}
