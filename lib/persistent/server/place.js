@@ -182,4 +182,4 @@ class Place {
   }
 }
 
-module.exports = { Place }
+module.exports = { Place, isFileAt }

@@ -22,6 +22,7 @@
 // supervisor holding the id (`{"existing":true}`), and never writes there again.
 
 const fs = require('node:fs')
+const path = require('node:path')
 const { binding } = require('../../native/native')
 const { ProcessManager } = require('../../faces/manager')
 const errors = require('../../native/errors')
@@ -29,6 +30,7 @@ const protocol = require('../wire/protocol')
 const { serveSocket } = require('./connection')
 const { logPathOf } = require('../wire/location')
 const { Place } = require('./place')
+const { sweepStale, SWEEP_DELAY_MS } = require('./sweep')
 const { servedProcesses } = require('./processes')
 const { supervisorTerminals } = require('./terminals')
 const { supervisorLogFiles } = require('../wire/log-files')
@@ -197,6 +199,8 @@ async function main() {
   lifetime = new Lifetime(config.timeoutMs || null, () => end('expired'), { since: startedAt, keepAlive: true })
   process.on('SIGTERM', () => end('terminated'))
   process.stdout.write(`${JSON.stringify({ ready: true, pid: process.pid })}\n`)
+  // What killed supervisors of other ids left beside this one's socket (sweep.js).
+  setTimeout(() => sweepStale(path.dirname(config.socketPath), config.socketPath), SWEEP_DELAY_MS).unref()
   // The client closes its end once it read that line; nothing is written there again.
   process.stdout.on('error', () => {})
 }
