@@ -15,8 +15,7 @@ const protocol = require('../../lib/persistent/wire/protocol.js')
 const sandboxes = sandboxesPerTest('shared-logs')
 
 /** Counts the events this Node process reads from rings while `fn` runs, by type, and the reads that found the writer past them. */
-async function countingEvents(fn) {
-  const seen = { rings: 0, types: {}, overtaken: 0 }
+async function countingEvents(fn, seen = { rings: 0, types: {}, overtaken: 0 }) {
   const result = await watchingRings(fn, (ring) => {
     seen.rings++
     const read = ring.readEvents.bind(ring)
@@ -160,28 +159,37 @@ describe('a followed logs() stream of a persistent sandbox, read from shared mem
       // A log file that holds the whole flood (by default the files keep its last 16 MiB or so).
       const { sb } = await sandboxes.start(logDirectory === false ? { logDirectory: false } : { logMaxBytes: 128 * MiB })
       let held = false
-      const { result: got, seen } = await countingEvents(async () => {
-        const h = await sb.processes.spawn(`head -c 1 >/dev/null; head -c ${64 * MiB} /dev/zero; printf end`, { maxRetainedBytes: 0 })
+      const seen = { rings: 0, types: {}, overtaken: 0 }
+      const { result: got } = await countingEvents(async () => {
+        // 4 MiB paced by the reader, which reads them from the ring; then 64 MiB at full speed.
+        const h = await sb.processes.spawn(`${chunks(4, MiB)}; head -c ${64 * MiB} /dev/zero; printf end`, { maxRetainedBytes: 0 })
         const stream = await h.nativeHandle.logs({ follow: true })
-        await h.sendStdin('go')
-        // Once it has read from the ring, it stops reading until the process has ended.
-        return follow(stream, async (bytes) => {
-          if (held || bytes < 2 * MiB) return
-          held = true
-          await h.wait()
-        })
-      })
+        const pace = pacer(h, MiB)
+        try {
+          // Once it has read from the ring, it stops reading until the process has ended.
+          return await follow(stream, async (bytes) => {
+            if (held) return
+            if (!(seen.types.stdout > 0 && bytes >= 2 * MiB)) return pace.pause(bytes)
+            held = true
+            pace.stop()
+            await h.sendStdin('gggg')
+            await h.wait()
+          })
+        } finally {
+          pace.stop()
+        }
+      }, seen)
       assert.ok(held)
       assert.ok(seen.types.stdout > 0, 'read from the ring before it fell behind')
       assert.ok(seen.overtaken > 0, 'the writer overtook it')
       assert.equal(got.types.at(-1), 'terminal')
       if (logDirectory === undefined) {
-        assert.equal(got.bytes, 64 * MiB + 3, 'every byte, the rest read from the files')
+        assert.equal(got.bytes, 68 * MiB + 3, 'every byte, the rest read from the files')
         assert.ok(!got.types.includes('truncated'))
         assertNoGaps(got.seqs)
       } else {
         assert.ok(got.types.includes('truncated'), 'told what it missed')
-        assert.ok(got.bytes < 64 * MiB)
+        assert.ok(got.bytes < 68 * MiB)
       }
     }
   })
