@@ -158,7 +158,8 @@ impl Output {
     pub fn note(&self, body: EventBody) {
         let seq = {
             let mut t = self.texts();
-            let note = super::disk_frame::note(&body);
+            // Encoded for the ring only while there is one (a client reads it).
+            let note = t.ring.as_ref().and_then(|_| super::disk_frame::note(&body));
             let seq = t.log.append(body);
             if let Some(seq) = seq {
                 self.to_disk(&t);

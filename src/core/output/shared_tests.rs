@@ -90,11 +90,21 @@ fn a_large_event_goes_as_parts_and_reads_back_whole() {
     let cap = capacity_for(4096, 10);
     let mut w = RingWriter::create(cap, 7).unwrap();
     let big: Vec<u8> = (0..cap * 3 / 4).map(|i| (i % 251) as u8).collect();
-    w.append(7, 0, 1, &big);
+    w.append(7, 5, 1, &big);
+    w.append(8, 6, 0, b"after");
     let m = Mapped::of(&w);
-    let read = m.reader().read(0, 7, usize::MAX).unwrap();
+    let r = m.reader();
+    let read = r.read(0, 7, usize::MAX).unwrap();
     assert_eq!(read.runs.len(), 1);
     assert_eq!(read.runs[0].data, big);
+    // Read as events, whatever the size asked: the split event alone, whole, then the next.
+    let read = r.read_events(0, u64::MAX, 10).unwrap();
+    assert_eq!(read.events.len(), 1, "the split event alone, whole");
+    let crate::core::output::log::EventBody::Output(s, b) = &read.events[0].body else { panic!("output") };
+    assert_eq!((*s as usize, &b[..]), (1, &big[..]));
+    let rest = r.read_events(read.pos, u64::MAX, 10).unwrap();
+    assert_eq!(rest.events.len(), 1);
+    assert_eq!(rest.events[0].seq, 8);
 }
 
 #[test]
@@ -294,24 +304,6 @@ fn the_ring_holds_the_whole_log_as_a_logs_stream_reads_it() {
         events.extend(some.events);
     }
     assert_eq!(strip(&events), strip(&from_log));
-}
-
-#[test]
-fn an_event_split_in_parts_is_read_as_one_whatever_the_size_asked() {
-    let cap = capacity_for(4096, 10);
-    let mut w = RingWriter::create(cap, 7).unwrap();
-    let big: Vec<u8> = (0..cap * 3 / 4).map(|i| (i % 251) as u8).collect();
-    w.append(7, 5, 1, &big);
-    w.append(8, 6, 0, b"after");
-    let m = Mapped::of(&w);
-    let r = m.reader();
-    let read = r.read_events(0, u64::MAX, 10).unwrap();
-    assert_eq!(read.events.len(), 1, "the split event alone, whole");
-    let crate::core::output::log::EventBody::Output(s, b) = &read.events[0].body else { panic!("output") };
-    assert_eq!((*s as usize, &b[..]), (1, &big[..]));
-    let rest = r.read_events(read.pos, u64::MAX, 10).unwrap();
-    assert_eq!(rest.events.len(), 1);
-    assert_eq!(rest.events[0].seq, 8);
 }
 
 #[test]

@@ -117,14 +117,19 @@ impl Screen {
             if part.is_empty() {
                 return;
             }
-            let joined;
-            let part = if cut.is_empty() {
-                part
-            } else {
-                joined = [&cut[..], part].concat();
+            let mut part = part;
+            if !cut.is_empty() {
+                // The character held back takes its continuation bytes from this read (at most
+                // 3), and goes to the parser alone: the rest of the read is not copied.
+                let more = part.iter().take(3).take_while(|b| *b & 0xc0 == 0x80).count();
+                cut.extend_from_slice(&part[..more]);
+                part = &part[more..];
+                if part.is_empty() && unfinished(cut) > 0 {
+                    return;
+                }
+                parser.process(cut);
                 cut.clear();
-                &joined[..]
-            };
+            }
             let keep = unfinished(part);
             parser.process(&part[..part.len() - keep]);
             cut.extend_from_slice(&part[part.len() - keep..]);
