@@ -104,15 +104,10 @@ class Inbox {
    * simply go on.
    */
   share(pid, token) {
-    const path = this.conn.sandbox?.sharedOutput
-    if (!canShare() || typeof path !== 'string' || this.rings.has(pid) || this.conn.socket.destroyed) return
-    let ring
-    try {
-      ring = binding.openSharedOutput(path, token)
-    } catch {
-      // The output goes on as bytes.
-      return
-    }
+    if (this.rings.has(pid)) return
+    const ring = this.map(token)
+    // Not mapped: the output goes on as bytes.
+    if (!ring) return
     this.rings.set(pid, { ring, pos: undefined })
     this.conn.socket.write(protocol.encode({ t: 'shared', pid: Number(pid) }))
   }
@@ -148,6 +143,20 @@ class Inbox {
     // next output meanwhile.
     this.conn.socket.write(protocol.encode({ t: 'read', pid: Number(pid), seq: upTo }))
     if (to) this.handOn(to, chunks)
+  }
+
+  /**
+   * The ring offered under `token`, mapped read-only (on this thread: under a millisecond, 250 ms
+   * at most); undefined where it cannot be taken or mapped (its reader is then sent bytes).
+   */
+  map(token) {
+    const path = this.conn.sandbox?.sharedOutput
+    if (!canShare() || typeof path !== 'string' || this.conn.socket.destroyed) return undefined
+    try {
+      return binding.openSharedOutput(path, token)
+    } catch {
+      return undefined
+    }
   }
 
   /** The supervisor broke the rules of shared output: this connection ends, as for any bad frame. */

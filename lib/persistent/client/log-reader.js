@@ -10,9 +10,8 @@
 
 const errors = require('../../native/errors')
 const protocol = require('../wire/protocol')
-const { binding } = require('../../native/native')
 const { logEvent } = require('../../process/observe')
-const { canShare, RING_BATCH } = require('./inbox')
+const { RING_BATCH } = require('./inbox')
 
 /**
  * Bytes taken off a stream's queue, of those that came as bytes: what is given back as credit.
@@ -76,26 +75,16 @@ async function openLogs(conn, pid, options, signal) {
       conn.call('logsClose', { stream: id }).catch(() => {})
     }
   }
-  const broken = (why) => {
-    conn.refusal ??= { message: `the supervisor's log stream is broken: ${why}` }
-    conn.socket.destroy()
-  }
+  const broken = (why) => conn.inbox.broken(`log stream ${id}: ${why}`)
   const say = (m) => {
     if (!conn.socket.destroyed) conn.socket.write(protocol.encode({ s: id, ...m }))
   }
 
   /** The supervisor offers the process's ring: mapped if this side can, and said either way. */
   const offered = (token, processId) => {
-    let ring
-    const path = conn.sandbox?.sharedOutput
     if (share || typeof processId !== 'string') return broken('a ring offered twice, or for no process')
-    if (canShare() && typeof path === 'string') {
-      try {
-        ring = binding.openSharedOutput(path, token)
-      } catch {
-        // The events go on coming as bytes.
-      }
-    }
+    // Not mapped: the events go on coming as bytes.
+    const ring = conn.inbox.map(token)
     share = { ring, processId, pos: undefined, expect: 0, upTo: 0, said: 0, lost: false }
     say({ t: 'logShared', mapped: ring !== undefined })
   }

@@ -80,7 +80,18 @@ function holdFor(rec) {
   }
 }
 
-/** One reader of the ring of `rec` (a client's subscription, or a `logs()` stream) is done with it. */
+/**
+ * Offers the ring of `rec` to one more reader (a client's subscription, or a `logs()` stream):
+ * the offer (made at the first), or null for a process that has exited or a ring that cannot be
+ * had, whose output then goes as bytes.
+ */
+function share(rec) {
+  const offer = rec.result === undefined ? rec.core.native.shareOutput() : null
+  if (offer) rec.sharing = (rec.sharing ?? 0) + 1
+  return offer
+}
+
+/** One reader of the ring of `rec` is done with it. */
 function unshare(rec) {
   // The last one is gone: the supervisor stops writing the ring.
   if (--rec.sharing === 0) rec.core.native.unshareOutput()
@@ -204,12 +215,11 @@ class Feed {
 
   /** Offers the client the process's output in shared memory, from the ring's first record on. */
   offer(rec, sub) {
-    const offer = rec.result === undefined ? rec.core.native.shareOutput() : null
+    const offer = share(rec)
     if (!offer) {
       sub.share = { state: 'none' }
       return
     }
-    rec.sharing = (rec.sharing ?? 0) + 1
     sub.share = { state: 'offered', firstSeq: offer.firstSeq, upTo: 0, unanswered: [], timer: undefined }
     this.client.send({ t: 'event', pid: rec.pid, kind: 'share', token: offer.token })
   }
@@ -324,4 +334,4 @@ class Feed {
   }
 }
 
-module.exports = { Feed, holdFor, unshare, SHARE_AFTER, WAKES_AHEAD, BATCH, TURN_BYTES }
+module.exports = { Feed, holdFor, share, unshare, SHARE_AFTER, WAKES_AHEAD, BATCH, TURN_BYTES }

@@ -18,7 +18,7 @@
 
 const protocol = require('../wire/protocol')
 const { logEvents } = require('../../process/observe')
-const { unshare, SHARE_AFTER, WAKES_AHEAD, BATCH, TURN_BYTES } = require('./feed')
+const { share, unshare, SHARE_AFTER, WAKES_AHEAD, BATCH, TURN_BYTES } = require('./feed')
 
 class LogStream {
   constructor(client, id, rec, start) {
@@ -85,12 +85,11 @@ class LogStream {
    */
   offer() {
     const rec = this.rec
-    const offer = this.follow && this.client.shares && rec.subscribers && rec.result === undefined ? rec.core.native.shareOutput() : null
+    const offer = this.follow && this.client.shares && rec.subscribers ? share(rec) : null
     if (!offer) {
       this.share = { state: 'none' }
       return
     }
-    rec.sharing = (rec.sharing ?? 0) + 1
     this.share = { state: 'offered', firstSeq: offer.firstSeq, upTo: 0, unanswered: [] }
     this.client.send({ t: 'log', s: this.id, share: offer.token, id: rec.core.id })
   }
