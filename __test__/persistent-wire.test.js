@@ -183,6 +183,29 @@ test("the client's reading into one reused buffer gives what the supervisor's re
   }
 })
 
+test('large frames read into a reused buffer come out whole and intact, below and above the size read into a buffer of their own', () => {
+  const { attachments, encodeValue, decodeValue } = require('../lib/persistent/wire/values')
+  for (const size of [1024 * 1024 + 17, 3 * 1024 * 1024]) {
+    const data = require('node:crypto').randomBytes(size)
+    const att = attachments()
+    const args = encodeValue({ pid: '7', data }, att)
+    const pieces = protocol.encodeCall(1, 'stdin', args, att, false)
+    const bytes = Buffer.concat([...pieces, protocol.encode({ t: 'call', id: 2, op: 'list' })])
+    const reader = new FrameReader({ reused: true })
+    const buffer = Buffer.alloc(64 * 1024)
+    const got = []
+    for (let i = 0; i < bytes.length; i += buffer.length) {
+      const n = bytes.copy(buffer, 0, i, i + buffer.length)
+      got.push(...reader.push(buffer.subarray(0, n)))
+      // What came out must not be a view of the buffer read into next.
+      buffer.fill(0xee)
+    }
+    assert.equal(got.length, 2, `${size}`)
+    assert.deepEqual([got[0].id, got[0].op, got[1].op], [1, 'stdin', 'list'])
+    assert.ok(decodeValue(got[0].args).data.equals(data), `${size} bytes arrive intact`)
+  }
+})
+
 test('a reply sent in parts is joined back into that reply; parts that are not one are a typed error for that call', () => {
   const { attachments } = require('../lib/persistent/wire/values')
   const reply = { t: 'reply', id: 7, value: { stdout: 'é'.repeat(3000) + '\u{1F600}'.repeat(10) } }

@@ -240,6 +240,38 @@ describe('persistent sandboxes against misbehaving clients', () => {
     await sb._stop()
   })
 
+  it('connections that end at any point (before the hello, mid-frame, after a call) leave the supervisor no descriptor', async () => {
+    const { sb, socketPath } = await started()
+    const supervisor = sb.supervisorPid
+    const fds = () => fs.readdirSync(`/proc/${supervisor}/fd`).length
+    const settle = async () => {
+      // A closed connection is closed on the supervisor's side at its next turn.
+      for (let i = 0; i < 50 && fds() !== before; i++) await new Promise((r) => setTimeout(r, 20))
+    }
+    // Counted once the supervisor served a client: its lazily opened descriptors are open by then.
+    assert.equal((await (await sb.processes.spawn('echo warm')).wait()).stdout, 'warm\n')
+    const before = fds()
+    const half = Buffer.concat([protocol.lengthOf(1024 * 1024), Buffer.from([protocol.KIND.BLOB]), Buffer.alloc(1000)])
+    for (let i = 0; i < 20; i++) {
+      const c = raw(socketPath)
+      if (i % 4 === 0) {
+        await new Promise((r) => c.socket.once('connect', r))
+      } else {
+        await c.hello()
+        if (i % 4 === 1) c.send(half)
+        if (i % 4 === 2) {
+          c.send({ t: 'call', id: 1, op: 'list' })
+          assert.equal((await c.next()).t, 'reply')
+        }
+      }
+      if (i % 2 === 0) c.socket.destroy()
+      else c.socket.end()
+    }
+    await settle()
+    assert.equal(fds(), before, 'every connection closed on both descriptors the supervisor had of it')
+    assert.equal((await (await sb.processes.spawn('echo served')).wait()).stdout, 'served\n')
+  })
+
   it('50 MiB of stdin and a 70 MiB reply cross the socket whole, and the connection stays up', async () => {
     const { sb } = await started()
     const wd = path.join(sandboxes.dir, 'wd')

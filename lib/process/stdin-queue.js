@@ -15,6 +15,19 @@ const { checkStdinData } = require('./mastra-rules')
  */
 const STDIN_BACKLOG = 16 * 1024 * 1024
 
+/**
+ * Buffers whose bytes nobody writes again (`handOver`): a write keeps them as they are rather
+ * than copy them. The supervisor hands over each stdin write it read from a client, a buffer of
+ * its own, which a copy would only double in memory until V8 collects it.
+ */
+const handedOver = new WeakSet()
+
+/** Marks `buf` as one whose bytes nobody writes again: a write of it takes it without a copy. */
+function handOver(buf) {
+  handedOver.add(buf)
+  return buf
+}
+
 class StdinQueue {
   /** `send(buf)` and `close()` each return a promise; `name` names the process in errors. */
   constructor(send, close, name) {
@@ -55,7 +68,7 @@ class StdinQueue {
       )
     }
     // A copy: the caller may reuse its buffer as soon as this returns.
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : handedOver.has(data) ? data : Buffer.from(data)
     this.queued += buf.length
     const settle = () => {
       this.queued -= buf.length
@@ -71,4 +84,4 @@ class StdinQueue {
   }
 }
 
-module.exports = { STDIN_BACKLOG, StdinQueue }
+module.exports = { STDIN_BACKLOG, StdinQueue, handOver }

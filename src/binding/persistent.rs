@@ -43,6 +43,14 @@ pub fn set_socket_send_buffer(fd: i32, bytes: u32) -> napi::Result<u32> {
         .map_err(|e| napi::Error::from_reason(format!("cannot set the send buffer of socket {fd}: {e}")))
 }
 
+/// A second descriptor of the socket `fd`, closed on exec, for a `net.Socket` of its own: the
+/// supervisor reads each client into one buffer of its own (a socket of Node's server allocates
+/// a Buffer per read, garbage that only V8's next collection frees, 64 MiB of it at times).
+#[napi]
+pub fn duplicate_socket(fd: i32) -> napi::Result<i32> {
+    sockbuf::duplicate(fd).map_err(|e| napi::Error::from_reason(format!("cannot duplicate socket {fd}: {e}")))
+}
+
 /// Whether this process's launcher stays awake for a moment after a process ends, ready for a
 /// launch that follows at once (on by default). A persistent sandbox's supervisor turns it off:
 /// its next launch comes over the socket, later than the stand-by lasts, and the stand-by's

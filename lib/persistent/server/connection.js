@@ -222,11 +222,18 @@ class Client {
  * Serves `socket`, a connection already known to be this user's. `host` holds `ops` (a
  * null-prototype table of the calls), `greeting()` (what the hello says of the sandbox),
  * `opened(client)` once the client's hello is accepted and `closed(client)` when it is gone.
+ * Returns what takes the bytes read from the socket, into one buffer read into again and again
+ * (`onread`): a view valid during the call only, whose frames are copied where they outlive it.
  */
 function serveSocket(socket, host) {
   const client = new Client(socket)
-  const frames = new FrameReader()
-  socket.on('data', (chunk) => {
+  const frames = new FrameReader({ reused: true })
+  socket.on('close', () => {
+    client.feed.close()
+    if (client.greeted) host.closed(client)
+    for (const st of [...client.streams.values()]) st.close()
+  })
+  return (chunk) => {
     if (client.refused) return
     let messages
     try {
@@ -273,13 +280,7 @@ function serveSocket(socket, host) {
       }
       serve(host, client, m).catch(() => socket.destroy())
     }
-  })
-  socket.on('close', () => {
-    client.feed.close()
-    if (client.greeted) host.closed(client)
-    for (const st of [...client.streams.values()]) st.close()
-  })
-  return client
+  }
 }
 
 /** Answers call `m`: its value, or the typed error of this call alone; nothing for a quiet call. */

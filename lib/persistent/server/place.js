@@ -102,7 +102,8 @@ class Place {
    * unlink the path, which is the new socket's by then.
    */
   async bind() {
-    const server = net.createServer(this.accept)
+    // Paused: the supervisor checks who connected, then reads the connection its own way.
+    const server = net.createServer({ pauseOnConnect: true }, this.accept)
     for (let attempt = 0; ; attempt++) {
       try {
         await listen(server, this.sock)

@@ -12,6 +12,7 @@ const { decodeValue } = require('../wire/values')
 const { followed } = require('./connection')
 const { LogStream } = require('./log-stream')
 const { logStart } = require('../../process/observe')
+const { handOver } = require('../../process/stdin-queue')
 
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
@@ -206,8 +207,8 @@ function servedProcesses({ manager, logFiles, ending }) {
     async stdin(client, a) {
       const rec = recordOf(a.pid)
       stdinCheck(rec)
-      const written = rec.view.sendStdin(a.data)
-      // The write took a copy: the frame's bytes need not wait for the process to read them.
+      // The frame's bytes are the supervisor's own: written as they are, not copied first.
+      const written = rec.view.sendStdin(handOver(a.data))
       a.data = undefined
       await written
     },

@@ -25,6 +25,12 @@ const protocol = require('./protocol')
 const { KIND, MAX_FRAME } = protocol
 /** Bytes of a frame's head read before its kind is known: length, kind, and an OUT frame's stream and pid. */
 const HEAD = protocol.OUT_HEAD
+/**
+ * The largest frame read into a buffer of its own from its first piece on (a stdin write's piece
+ * of 1 MiB and its call). A larger one is kept as its pieces come and joined at the end: a head
+ * that announces a large frame and sends none of it costs only what was sent.
+ */
+const WHOLE_UP_TO = 2 * 1024 * 1024
 /** The kinds of frame there are, by their first byte. */
 const KNOWN = new Uint8Array(256)
 for (const k of Object.values(KIND)) KNOWN[k] = 1
@@ -46,6 +52,8 @@ class FrameReader {
     this.body = null
     this.bodySize = 0
     this.bodyLeft = 0
+    /** The buffer a frame read in pieces is copied into, when it is allocated whole (reused chunks). */
+    this.whole = null
   }
 
   /** The messages completed by `chunk`. Throws a protocol error for a broken frame. */
@@ -64,12 +72,14 @@ class FrameReader {
       }
       if (this.body) {
         const n = Math.min(this.bodyLeft, end - at)
-        this.body.push(this.keep(chunk.subarray(at, at + n)))
+        if (this.whole) chunk.copy(this.whole, this.bodySize - this.bodyLeft, at, at + n)
+        else this.body.push(this.keep(chunk.subarray(at, at + n)))
         at += n
         this.bodyLeft -= n
         if (this.bodyLeft === 0) {
-          const body = this.body.length === 1 ? this.body[0] : Buffer.concat(this.body, this.bodySize)
+          const body = this.whole ?? (this.body.length === 1 ? this.body[0] : Buffer.concat(this.body, this.bodySize))
           this.body = null
+          this.whole = null
           messages.push(protocol.decodeBody(body))
         }
         continue
@@ -111,9 +121,15 @@ class FrameReader {
         messages.push(protocol.decodeBody(copy ? Buffer.from(b) : b))
         continue
       }
-      this.body = [this.keep(chunk.subarray(start))]
+      this.body = []
       this.bodySize = len
       this.bodyLeft = len - (end - start)
+      if (this.reused && len <= WHOLE_UP_TO) {
+        // Copied into the frame's own buffer as it comes: one copy, not a copy per piece and
+        // then their join (twice the garbage a large stdin write leaves for the collector).
+        this.whole = Buffer.allocUnsafe(len)
+        chunk.copy(this.whole, 0, start, end)
+      } else this.body.push(this.keep(chunk.subarray(start)))
       at = end
     }
     return messages

@@ -1,6 +1,8 @@
-//! The kernel's send buffer of a Unix socket. A persistent sandbox's supervisor streams output to
-//! its clients over one; with the default buffer (about 200 KiB here) a flood crosses in steps of
-//! that size, each step waking the supervisor to write and the client to read.
+//! A client's Unix socket as the supervisor tunes it. Its send buffer: a persistent sandbox's
+//! supervisor streams output to its clients over one; with the default buffer (about 200 KiB
+//! here) a flood crosses in steps of that size, each step waking the supervisor to write and the
+//! client to read. And a second descriptor of it, which the supervisor reads into a buffer of its
+//! own (Node's server hands out sockets that allocate a Buffer per read).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -34,6 +36,16 @@ pub fn set_send_buffer(fd: RawFd, bytes: usize) -> io::Result<usize> {
     Ok(got.max(0) as usize)
 }
 
+/// A new descriptor of the open socket `fd`, closed on exec (`F_DUPFD_CLOEXEC`): the caller owns it.
+pub fn duplicate(fd: RawFd) -> io::Result<RawFd> {
+    // SAFETY: fcntl on an integer descriptor; a bad one is an error, not undefined behaviour.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(dup)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +63,24 @@ mod tests {
     #[test]
     fn a_descriptor_that_is_no_socket_is_an_error() {
         assert!(set_send_buffer(-1, 1024).is_err());
+        assert!(duplicate(-1).is_err());
+    }
+
+    #[test]
+    fn a_duplicate_outlives_the_original_and_is_closed_on_exec() {
+        use std::io::{Read, Write};
+        use std::os::fd::FromRawFd;
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let dup = duplicate(a.as_raw_fd()).unwrap();
+        drop(a);
+        // SAFETY: `dup` is a new descriptor that nothing else owns.
+        let mut again = unsafe { UnixStream::from_raw_fd(dup) };
+        // SAFETY: F_GETFD on a descriptor this test owns.
+        let flags = unsafe { libc::fcntl(dup, libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        again.write_all(b"hello").unwrap();
+        let mut got = [0u8; 5];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"hello");
     }
 }
