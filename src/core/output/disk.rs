@@ -60,6 +60,8 @@ pub(super) struct Queue {
     held: usize,
     /// An event that is not output (the end, above all) waits: everything is written at once.
     urgent: bool,
+    /// An event came before: a log whose first event is its end is never written (`push`).
+    begun: bool,
 }
 
 impl Queue {
@@ -135,6 +137,14 @@ impl DiskLog {
         let schedule = {
             let mut q = self.queue_lock();
             if q.stopped {
+                return;
+            }
+            let first = !std::mem::replace(&mut q.begun, true);
+            if first && matches!(ev.body, crate::core::output::log::EventBody::Exited(_)) {
+                // A process that ended without a byte of output, a restart or a probe verdict:
+                // a file would hold its end alone, which memory keeps while the process is
+                // listed, and nothing reads past memory. Making it cost a quiet process more
+                // than its launch (an inode allocated, written back, listed forever).
                 return;
             }
             let weight = disk_frame::payload_len(&ev.body);

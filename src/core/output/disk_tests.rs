@@ -236,3 +236,28 @@ fn logs_too_large_to_hold_or_with_frames_near_a_file_are_written_whole() {
     let _ = std::fs::remove_dir_all(&d);
     let _ = std::fs::remove_dir_all(dir("window"));
 }
+
+#[test]
+fn a_log_whose_first_event_is_its_end_makes_no_file_and_one_with_anything_before_it_does() {
+    let d = dir("quiet");
+    let files = log_files(&d, None, 2.0);
+    let end = || EventBody::Exited(ExitInfo { code: 0, signal: None, stop: None });
+    let quiet = DiskLog::new(files.clone(), "q1");
+    let mut log = OutputLog::new(4096, 100);
+    log.append(end());
+    quiet.push(log.newest().unwrap());
+    assert!(quiet.queue_lock().events.is_empty(), "nothing is queued for it");
+    assert!(!quiet.stopped(), "not a log that failed");
+    // A probe verdict before the end is worth a file, and so is the end after it.
+    let probed = DiskLog::new(files, "q2");
+    let mut log = OutputLog::new(4096, 100);
+    log.append(EventBody::Probe { kind: ProbeKind::Readiness, ok: true, reason: String::new() });
+    probed.push(log.newest().unwrap());
+    log.append(end());
+    probed.push(log.newest().unwrap());
+    written(&probed, 2);
+    assert_eq!(probed.read_after(0, 4096).expect("the file answers").events.len(), 2);
+    assert!(d.join("q2.log").exists());
+    assert!(!d.join("q1.log").exists(), "the quiet process left a file");
+    let _ = std::fs::remove_dir_all(&d);
+}
