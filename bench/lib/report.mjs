@@ -325,7 +325,7 @@ export function markdown(res, { workloads }) {
   if (res.persistent) {
     lines.push('## 8. A persistent sandbox against a local one')
     lines.push('')
-    lines.push('The same `NativeLocalSandbox` calls, with the processes in the bench\'s Node process (local) and under a persistent sandbox\'s supervisor over its Unix socket, interleaved over rounds. Ratios are taken within each round.')
+    lines.push('The same `NativeLocalSandbox` calls, with the processes in the bench\'s Node process (local) and under a persistent sandbox\'s supervisor over its Unix socket, interleaved over rounds. Ratios are taken within each round. A persistent sandbox writes log files by default; a process whose log is its end alone (`true`) makes none, one with output (`echo x`) makes one.')
     lines.push('')
     lines.push(persistentTable(res.persistent))
     lines.push('')

@@ -4,7 +4,8 @@
 //
 // - spawn until exit: `processes.spawn('true')` then `wait()`, one at a time, and with 16 in
 //   flight (each of 16 workers spawns and waits in turn: over the socket, the calls of the 16
-//   are on the connection together, answered in any order);
+//   are on the connection together, answered in any order); and `echo x` with 16 in flight,
+//   whose output makes the persistent sandbox write a log file for each;
 // - output to a listener: `head -c 256 MiB /dev/zero` to `onStdout`, from the spawn to `wait()`;
 // - a followed log: the same bytes read from `nativeHandle.logs({ follow: true })`, counted as
 //   they are received.
@@ -40,11 +41,11 @@ async function spawnUntilExit(sandbox, n) {
   return n / ((now() - t) / 1000)
 }
 
-async function spawnInFlight(sandbox, n, inflight) {
+async function spawnInFlight(sandbox, n, inflight, command = 'true') {
   let left = n
   const worker = async () => {
     while (left-- > 0) {
-      const h = await sandbox.processes.spawn('true')
+      const h = await sandbox.processes.spawn(command)
       await h.wait()
       sandbox.processes.release(h.pid)
     }
@@ -129,6 +130,9 @@ async function followedLog(sandbox, mib) {
 const WORKLOADS = [
   { key: 'spawn', title: () => 'spawn until exit, one at a time (spawns/s)', run: (s, c) => spawnUntilExit(s, c.spawnN) },
   { key: 'spawn16', title: () => 'spawn until exit, 16 in flight (spawns/s)', run: (s, c) => spawnInFlight(s, c.spawnN * 2, 16) },
+  // `true` writes nothing, and a log that is its end alone makes no file; a command that writes
+  // makes one (a persistent sandbox's default), and this row says what that file costs here.
+  { key: 'spawnEcho', title: () => 'spawn `echo x` until exit, 16 in flight: a log file each (spawns/s)', run: (s, c) => spawnInFlight(s, c.spawnN * 2, 16, 'echo x'), bytes: false },
   { key: 'listener', title: (c) => `${c.mib} MiB to onStdout (MB/s)`, run: (s, c) => toListener(s, c.mib) },
   { key: 'logs', title: (c) => `${c.mib} MiB through a followed logs() stream (MB/s received)`, run: (s, c) => followedLog(s, c.mib) },
   // Like for like: a local reader that falls behind skips what its 1 MiB no longer holds, the
