@@ -142,9 +142,9 @@ impl DiskLog {
             let first = !std::mem::replace(&mut q.begun, true);
             if first && matches!(ev.body, crate::core::output::log::EventBody::Exited(_)) {
                 // A process that ended without a byte of output, a restart or a probe verdict:
-                // a file would hold its end alone, which memory keeps while the process is
-                // listed, and nothing reads past memory. Making it cost a quiet process more
-                // than its launch (an inode allocated, written back, listed forever).
+                // its file would hold its end alone, which memory keeps while the process is
+                // listed (nothing reads past memory), and would cost a quiet command more than
+                // its launch (an inode allocated, written back, listed forever).
                 return;
             }
             let weight = disk_frame::payload_len(&ev.body);
