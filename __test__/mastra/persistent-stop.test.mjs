@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
+import { spawn, spawnSync } from 'node:child_process'
 import { alive, eventually, tempDir } from './helpers.mjs'
 import { freshId, processesWith, sweep } from './persistent-common.mjs'
 import { sandboxMaker } from './backends.mjs'
@@ -63,5 +64,43 @@ describe('stopping a persistent sandbox', () => {
     const own = await killed.wait()
     assert.deepEqual([own.exitCode, own.killed, own.timedOut ?? false], [128, true, false])
     assert.equal(own.stderr, '')
+  })
+
+  // A debugger attached to a process and stopped there: once the process is killed, the kernel
+  // lets its parent reap it only after the debugger has. The sandbox ends without it.
+  const tracer = `
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0:  # PTRACE_SEIZE
+    sys.exit('ptrace: errno %d' % ctypes.get_errno())
+print('seized', flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+`
+  const python = spawnSync('python3', ['-c', 'print(1)']).status === 0
+  it('stop() ends a sandbox whose process a stopped debugger holds, within its bounds', { skip: python ? false : 'python3 is not installed (the test traces a process with it)', timeout: 60_000 }, async () => {
+    const sb = make()
+    await sb.start()
+    const supervisor = sb.supervisorPid
+    const held = await sb.processes.spawn('exec sleep 300')
+    const debuggerProcess = spawn('python3', ['-c', tracer, held.pid], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const said = await new Promise((resolve) => {
+        debuggerProcess.stdout.once('data', (d) => resolve(String(d)))
+        debuggerProcess.on('exit', (code) => resolve(`exited ${code}`))
+      })
+      assert.equal(said.trim(), 'seized')
+      const state = () => fs.readFileSync(`/proc/${debuggerProcess.pid}/stat`, 'utf8').split(') ')[1][0]
+      assert.equal(await eventually(() => state() === 'T', 5000), true, 'the debugger stopped')
+      const started = Date.now()
+      await sb.stop()
+      // The manager's close waits 10 s for an end, the supervisor 2 s more to tell its clients.
+      const took = Date.now() - started
+      assert.ok(took < 30_000, `stop() took ${took} ms`)
+      assert.equal(await eventually(() => !alive(supervisor), 5000), true, 'the supervisor ended')
+    } finally {
+      debuggerProcess.kill('SIGKILL')
+    }
+    // With the debugger gone the killed process is reaped.
+    assert.equal(await eventually(() => !alive(Number(held.pid)), 5000), true)
   })
 })

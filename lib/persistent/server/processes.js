@@ -17,6 +17,16 @@ const { handOver } = require('../../process/stdin-queue')
 /** Mastra's default retention per stream when a spawn names none. */
 const DEFAULT_RETAINED = 1024 * 1024
 
+/** How long the end waits, past the manager's close, for an end to be settled for the clients. */
+const SETTLE_MS = 2000
+
+/** `promise`, or nothing once `ms` have passed without it settling. */
+function within(promise, ms) {
+  let timer
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms)))
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
 /** The Processes API methods a client may call on a process's handle. */
 const VIEW_METHODS = new Set(['status', 'output', 'waitForExit', 'waitForLog', 'waitForPort', 'stop', 'restart', 'kill', 'resize'])
 
@@ -254,7 +264,10 @@ function servedProcesses({ manager, logFiles, ending }) {
       .map((h) => served.get(h))
       .filter((rec) => rec && rec.result === undefined)
     await (lifetimeMs === undefined ? manager().close() : manager()._closeAtLifetime(lifetimeMs))
-    await Promise.all(running.map((rec) => rec.core.finish()))
+    // The close waited its bound for each end. One that never comes (a child in uninterruptible
+    // sleep, or traced by a stopped debugger, which the kernel will not let its parent reap) is
+    // given a moment more, not forever: the sandbox ends without it.
+    await Promise.all(running.map((rec) => within(rec.core.finish(), SETTLE_MS)))
   }
 
   return { ops, end }
