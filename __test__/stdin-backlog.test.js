@@ -41,3 +41,23 @@ test('awaited writes and the writer stream deliver 64 MiB each, every byte', asy
   await pipeline(Readable.from((function* () { for (let i = 0; i < 64; i++) yield chunk })()), s.writer)
   assert.equal((await s.wait()).stdout.trim(), String(64 * MiB))
 })
+
+test('a write is a copy of the bytes at the call, but for bytes handed over, which are sent as they are', async () => {
+  const { StdinQueue, handOver } = require('../lib/process/stdin-queue')
+  const sent = []
+  const queue = new StdinQueue(
+    async (buf) => sent.push(buf),
+    async () => {},
+    () => 'test',
+  )
+  const mine = Buffer.from('abc')
+  const theirs = handOver(Buffer.from('def'))
+  const writes = [queue.write(mine), queue.write(theirs)]
+  // The caller's buffer changes after its write: what was sent is what it held at the call.
+  mine.fill(0x78)
+  await Promise.all(writes)
+  assert.deepEqual(sent.map(String), ['abc', 'def'])
+  assert.notEqual(sent[0], mine, 'a copy of a caller buffer')
+  assert.equal(sent[1], theirs, 'handed-over bytes are not copied')
+  assert.equal(queue.queued, 0)
+})
