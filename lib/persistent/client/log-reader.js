@@ -65,15 +65,18 @@ async function openLogs(conn, pid, options, signal) {
     share?.ring?.close()
     if (share) share.ring = undefined
   }
-  const close = () => {
-    if (!open) return
+  /** Nothing more is read: Node may exit, the ring is let go, the connection forgets the stream. */
+  const letGo = () => {
     open = false
     release()
     unmap()
-    if (id !== undefined) {
-      conn.inbox.logs.delete(id)
-      conn.call('logsClose', { stream: id }).catch(() => {})
-    }
+    if (id !== undefined) conn.inbox.logs.delete(id)
+  }
+  /** Ended on this side: the supervisor is told, and stops sending. */
+  const close = () => {
+    if (!open) return
+    letGo()
+    if (id !== undefined) conn.call('logsClose', { stream: id }).catch(() => {})
   }
   const broken = (why) => conn.inbox.broken(`log stream ${id}: ${why}`)
   const say = (m) => {
@@ -140,10 +143,7 @@ async function openLogs(conn, pid, options, signal) {
   const st = {
     receive(m) {
       if (m.done) {
-        open = false
-        release()
-        unmap()
-        conn.inbox.logs.delete(id)
+        letGo()
         if (m.error) controller.error(protocol.toError(m.error))
         else controller.close()
         return
@@ -172,9 +172,7 @@ async function openLogs(conn, pid, options, signal) {
       }
     },
     fail(error) {
-      open = false
-      release()
-      unmap()
+      letGo()
       controller.error(error)
     },
   }

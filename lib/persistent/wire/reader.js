@@ -52,7 +52,10 @@ class FrameReader {
     this.body = null
     this.bodySize = 0
     this.bodyLeft = 0
-    /** The buffer a frame read in pieces is copied into, when it is allocated whole (reused chunks). */
+    /**
+     * The buffer a frame read in pieces is copied into, when it is allocated whole (reused
+     * chunks); `body` is then empty, and says only that a body is being read.
+     */
     this.whole = null
   }
 
